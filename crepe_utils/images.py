@@ -1,0 +1,101 @@
+"""Find Visual Genome images and crop query regions exactly as the official CREPE code does.
+
+Images are ``<image_id>.jpg`` in ``VG_100K/`` or ``VG_100K_2/`` (the two halves of Visual Genome
+1.2) below the image folder, or directly in it (a flat folder). The official code tries
+``VG_100K`` first, then ``VG_100K_2``; so do we, and a flat folder comes last.
+
+Cropping: ``torchvision.transforms.functional.crop(img, top=y, left=x, height=h, width=w)`` on the
+RGB PIL image, with the CSV's float coordinates passed unchanged, before the model's
+preprocessing. For PIL images that is ``img.crop((x, y, x + w, y + h))``: PIL rounds the float
+corners to integers, and a box reaching outside the image is padded with black. The same call
+is made here, so both behaviours carry over exactly.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PIL import Image
+
+VG_FOLDERS = ("VG_100K", "VG_100K_2")
+EXTENSIONS = (".jpg", ".jpeg", ".png")
+
+
+class ImageIndex:
+    """Maps image ids to files below one image folder (listed once, then O(1) lookups)."""
+
+    def __init__(self, image_dir: str | os.PathLike):
+        self.root = Path(image_dir)
+        if not self.root.is_dir():
+            raise FileNotFoundError(
+                f"image folder {self.root} does not exist. Download Visual Genome with `make data-vg` "
+                "(or `python -m crepe_utils download vg --dest DIR`), or pass --image-dir / set VG_IMAGES."
+            )
+        self._paths: dict[str, Path] = {}
+        # Later entries must not override earlier ones: flat folder last, VG_100K first.
+        for folder in [self.root / f for f in VG_FOLDERS] + [self.root]:
+            if not folder.is_dir():
+                continue
+            with os.scandir(folder) as it:
+                for entry in it:
+                    stem, ext = os.path.splitext(entry.name)
+                    if ext.lower() in EXTENSIONS and entry.is_file():
+                        self._paths.setdefault(stem, Path(entry.path))
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __contains__(self, image_id: str) -> bool:
+        return str(image_id) in self._paths
+
+    def path(self, image_id: str) -> Path:
+        try:
+            return self._paths[str(image_id)]
+        except KeyError:
+            raise FileNotFoundError(
+                f"image {image_id}.jpg not found in {self.root} (looked in "
+                f"{', '.join(VG_FOLDERS)} and the folder itself)"
+            ) from None
+
+    def missing(self, image_ids) -> list[str]:
+        """The ids among ``image_ids`` without a file, in first-seen order."""
+        seen, out = set(), []
+        for i in image_ids:
+            i = str(i)
+            if i not in seen and i not in self._paths:
+                out.append(i)
+            seen.add(i)
+        return out
+
+
+def open_rgb(path: str | os.PathLike) -> Image.Image:
+    """Open an image by content (not by extension) and convert it to RGB."""
+    with Image.open(path) as img:
+        img.load()
+        return img.convert("RGB")
+
+
+def crop(img: Image.Image, box: tuple[float, float, float, float]) -> Image.Image:
+    """Crop ``box`` = (x, y, width, height) as the official code does (see module docstring)."""
+    import torchvision.transforms.functional as TF
+
+    x, y, w, h = box
+    return TF.crop(img, y, x, h, w)
+
+
+def load_crop(path: str | os.PathLike, box: tuple[float, float, float, float]) -> Image.Image:
+    """The RGB crop of one query region."""
+    return crop(open_rgb(path), box)
+
+
+def image_size(path: str | os.PathLike) -> tuple[int, int]:
+    """(width, height) from the file header, without decoding the pixels."""
+    with Image.open(path) as img:
+        return img.size
+
+
+def box_outside(box: tuple[float, float, float, float], size: tuple[int, int]) -> bool:
+    """Whether the box (after PIL's rounding of its corners) reaches outside an image of ``size``."""
+    x, y, w, h = box
+    left, top, right, bottom = (round(v) for v in (x, y, x + w, y + h))
+    return left < 0 or top < 0 or right > size[0] or bottom > size[1]

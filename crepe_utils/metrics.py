@@ -1,0 +1,137 @@
+"""Ranks, Recall@K and confidence intervals: the arithmetic of image-to-text retrieval.
+
+Conventions (one place, used everywhere):
+
+* A query has candidates ``[positive, negative_1, ..., negative_h]`` and one score each.
+* Ranks are **1-based**: rank 1 means the positive is on top.
+* Ties are explicit. The *pessimistic* rank counts every negative scoring **at least** as high
+  as the positive (a tie counts against the positive); the *optimistic* rank counts only those
+  scoring strictly higher. They differ exactly when a negative ties the positive. The official
+  CREPE code instead takes the position in ``torch.argsort(descending=True)``, whose order among
+  equal scores is unspecified; its rank lies between the two.
+* ``Recall@K`` is the percentage of queries with rank ≤ K. Mean rank is the mean of the 1-based
+  ranks; median rank is ``floor(median(rank - 1)) + 1`` as in the official
+  ``get_one2many_metrics``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+RECALL_KS = (1, 3, 5, 10)
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """Per-query ranks of the positive, both tie conventions, and the tie counts."""
+
+    pessimistic: np.ndarray   #: 1 + #negatives with score >= positive
+    optimistic: np.ndarray    #: 1 + #negatives with score > positive
+    n_ties: np.ndarray        #: #negatives with score == positive
+
+    def __len__(self) -> int:
+        return len(self.pessimistic)
+
+    def select(self, tie_policy: str = "pessimistic") -> np.ndarray:
+        if tie_policy not in ("pessimistic", "optimistic"):
+            raise ValueError(f"tie_policy must be 'pessimistic' or 'optimistic', not {tie_policy!r}")
+        return self.pessimistic if tie_policy == "pessimistic" else self.optimistic
+
+
+def ranks_from_scores(scores: np.ndarray, mask: np.ndarray | None = None) -> Ranks:
+    """Ranks of column 0 in each row of ``scores`` (queries × candidates).
+
+    ``mask`` (same shape, bool) marks real candidates when rows have different candidate
+    counts; padded entries are ignored. Comparisons are exact (no tolerance): two candidates tie
+    only when their scores are bit-identical, which the engine guarantees for token-identical
+    captions by encoding each distinct caption once.
+    """
+    scores = np.asarray(scores)
+    if scores.ndim != 2 or scores.shape[1] < 1:
+        raise ValueError(f"scores must be a 2-D array (queries × candidates), got shape {scores.shape}")
+    pos = scores[:, :1]
+    neg = scores[:, 1:]
+    valid = np.ones_like(neg, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)[:, 1:]
+    higher = ((neg > pos) & valid).sum(axis=1)
+    equal = ((neg == pos) & valid).sum(axis=1)
+    return Ranks(pessimistic=1 + higher + equal, optimistic=1 + higher, n_ties=equal)
+
+
+def recall_at_k(ranks: np.ndarray, k: int) -> float:
+    """Percentage of queries whose rank is at most ``k``."""
+    ranks = np.asarray(ranks)
+    if len(ranks) == 0:
+        return float("nan")
+    return float(100.0 * np.mean(ranks <= k))
+
+
+def median_rank(ranks: np.ndarray) -> float:
+    """``floor(median(rank - 1)) + 1``, the official code's median rank."""
+    ranks = np.asarray(ranks)
+    if len(ranks) == 0:
+        return float("nan")
+    return float(np.floor(np.median(ranks - 1)) + 1)
+
+
+def summarize(ranks: Ranks, n_candidates: np.ndarray, tie_policy: str = "pessimistic") -> dict:
+    """Every metric of one retrieval set (one model × benchmark × HN type × split/complexity)."""
+    chosen = ranks.select(tie_policy)
+    n_candidates = np.asarray(n_candidates)
+    out = {
+        "n_queries": int(len(chosen)),
+        "n_candidates": float(np.mean(n_candidates)) if len(n_candidates) else float("nan"),
+        "chance_r1": float(100.0 * np.mean(1.0 / n_candidates)) if len(n_candidates) else float("nan"),
+    }
+    for k in RECALL_KS:
+        out[f"r{k}"] = recall_at_k(chosen, k)
+    out["r1_optimistic"] = recall_at_k(ranks.optimistic, 1)
+    out["r1_pessimistic"] = recall_at_k(ranks.pessimistic, 1)
+    out["mean_rank"] = float(np.mean(chosen)) if len(chosen) else float("nan")
+    out["median_rank"] = median_rank(chosen)
+    out["n_tied_queries"] = int(np.sum(ranks.n_ties > 0))
+    out["tie_policy"] = tie_policy
+    return out
+
+
+# ------------------------------------------------------------------------ confidence intervals
+
+def bootstrap_mean_ci(values: np.ndarray, n_boot: int = 10_000, level: float = 0.95,
+                      seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval for the mean of ``values`` (e.g. 100·[rank ≤ 1] per query)."""
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = _bootstrap_means(values, n_boot, rng)
+    alpha = (1 - level) / 2
+    return (float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha)))
+
+
+def bootstrap_delta_ci(a: np.ndarray, b: np.ndarray, n_boot: int = 10_000, level: float = 0.95,
+                       seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval for ``mean(b) − mean(a)`` with independent resampling.
+
+    SC and UC are different query sets (not paired), so each is resampled on its own.
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if len(a) == 0 or len(b) == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    deltas = _bootstrap_means(b, n_boot, rng) - _bootstrap_means(a, n_boot, rng)
+    alpha = (1 - level) / 2
+    return (float(np.quantile(deltas, alpha)), float(np.quantile(deltas, 1 - alpha)))
+
+
+def _bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    # Resampling a mean of n values = drawing counts from a multinomial; done in chunks so that
+    # memory stays bounded for large n.
+    n = len(values)
+    out = np.empty(n_boot)
+    chunk = max(1, min(n_boot, 20_000_000 // max(n, 1)))
+    for start in range(0, n_boot, chunk):
+        stop = min(n_boot, start + chunk)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        out[start:stop] = values[idx].mean(axis=1)
+    return out

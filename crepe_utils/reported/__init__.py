@@ -1,0 +1,1 @@
+"""Published numbers as CSV data files (see crepe_utils.reported)."""
