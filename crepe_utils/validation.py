@@ -277,3 +277,24 @@ def _check_images(report: ValidationReport, queries, image_dir) -> None:
             continue
         seen_boxes.add(key)
         report.boxes_outside += box_outside(q.box, size)
+
+
+# ------------------------------------------------------------------------------ command line
+
+def add_arguments(parser) -> None:
+    from . import paths
+    parser.add_argument("--data-dir", default=None,
+                        help="folder holding CREPE's CSVs (default: $CREPE_DATA/crepe, else ../shared/data/crepe)")
+    parser.add_argument("--image-dir", default=None, help="Visual Genome images (checked when given)")
+    parser.add_argument("--no-tokens", action="store_true", help="skip the CLIP token-length and tie scan")
+    parser.set_defaults(_paths=paths)
+
+
+def run(args) -> int:
+    data_dir = args._paths.crepe_dir(args.data_dir)
+    if data_dir is None:
+        print("no CREPE data found: run `make data` or pass --data-dir", flush=True)
+        return 1
+    report = validate(data_dir, args.image_dir, token_lengths=not args.no_tokens)
+    print(report.to_text())
+    return 0 if report.ok else 1

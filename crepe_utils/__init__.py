@@ -1,0 +1,32 @@
+"""crepe_utils: a reproducible companion to CREPE (Ma et al., CVPR 2023) and Winoground.
+
+Modules, one concern each:
+
+``paths``        where data live (environment variables, defaults)
+``datasets``     every downloadable dataset, pinned and described in one table
+``download``     resumable, verified downloads (``make data``)
+``data``         CREPE CSVs → retrieval queries
+``images``       Visual Genome lookup and the official crop
+``validation``   the data validation report
+``registry``     the paper's models, as one declarative table
+``models``       open_clip loading, QuickGELU guard, provenance
+``engine``       deduplicated, batched, cached, resumable encoding and scoring
+``metrics``      ranks (explicit ties), Recall@K, bootstrap intervals
+``results``      the results format (summary, per-query, manifest)
+``published``    the papers' published numbers
+``correlation``  R² against ImageNet accuracy with intervals
+``checks``       checks of every claim (pass / fail / paper inconsistency)
+``reporting``    tables (CSV, Markdown, LaTeX) and figures (PNG, SVG) in one style
+``winoground``   Winoground data and scores
+``toy``          the compositional toy world
+
+Importing the package is cheap: torch and open_clip are imported only by the functions that
+need them.
+"""
+__version__ = "0.1.0"
+
+
+def evaluate(*args, **kwargs):
+    """Evaluate a model on CREPE queries; see :func:`crepe_utils.engine.evaluate`."""
+    from .engine import evaluate as _evaluate
+    return _evaluate(*args, **kwargs)

@@ -1,0 +1,262 @@
+"""Build open_clip models from the registry, a (name, tag) pair, or a local checkpoint.
+
+Three ways in, one way out (:class:`LoadedModel`):
+
+* a registry key (``laion400m-vit-b-32``): the paper's exact checkpoint (see ``registry.py``);
+* an open_clip architecture and pretrained tag (``ViT-B-32-quickgelu``, ``laion400m_e32``);
+* an architecture (or a model-config JSON for a custom one) and a local checkpoint file.
+
+Weights come through open_clip's own download and cache (Hugging Face hub, or the release URL
+with its SHA-256 prefix check). Every load records what it loaded: architecture, tag or file,
+SHA-256 of the checkpoint, activation, preprocessing.
+
+The QuickGELU trap: open_clip builds whatever activation the *architecture name* says and only
+warns when the weights were trained with the other one; the numbers then change silently
+(2.7 ImageNet points for ViT-B-32/LAION, open_clip's results table). Here a mismatch is an
+error, :class:`QuickGELUMismatch`, that says which name to use instead.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import registry
+
+
+class QuickGELUMismatch(ValueError):
+    """The weights were trained with one activation and the architecture uses the other."""
+
+
+class ModelError(ValueError):
+    """A model that cannot be built as asked (unknown name, tag, file or config)."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What was (or will be) loaded; stored in every results manifest."""
+
+    key: str                          #: registry key, or "<architecture>/<tag or file name>"
+    architecture: str
+    pretrained: str | None            #: tag, URL or local path
+    quick_gelu: bool                  #: activation of the built model
+    weights_quick_gelu: bool | None   #: activation the weights were trained with (None: unknown)
+    display: str = ""
+    train_data: str = "other"
+    checkpoint_path: str | None = None
+    checkpoint_sha256: str | None = None
+    model_config: dict | None = None  #: custom architecture config, when one was given
+    preprocess: dict = field(default_factory=dict)
+    context_length: int = 77
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class LoadedModel:
+    model: Any                        #: the open_clip model, eval mode, fp32 weights
+    preprocess: Callable              #: PIL image → tensor (validation transform)
+    tokenizer: Callable               #: list[str] → LongTensor [N, context_length]
+    spec: ModelSpec
+    device: Any
+
+
+# ------------------------------------------------------------------------------ activation facts
+
+def _arch_quick_gelu(architecture: str) -> bool:
+    import open_clip
+    cfg = open_clip.get_model_config(architecture)
+    if cfg is None:
+        raise ModelError(f"unknown open_clip architecture {architecture!r}; see open_clip.list_models(), "
+                         "or pass --model-config JSON for a custom architecture")
+    return bool(cfg.get("quick_gelu", False))
+
+
+def _tag_quick_gelu(architecture: str, tag: str) -> bool | None:
+    from open_clip import pretrained as P
+    cfg = P.get_pretrained_cfg(architecture, tag)
+    if not cfg:
+        return None
+    return bool(cfg.get("quick_gelu", False))
+
+
+def _known_release_files() -> dict[str, registry.PaperModel]:
+    """SHA-256 prefix (from open_clip's release file names) → registry row."""
+    out = {}
+    for m in registry.PAPER_MODELS:
+        if m.release_file:
+            match = re.search(r"-([0-9a-f]{8})\.pt$", m.release_file)
+            if match:
+                out[match.group(1)] = m
+    return out
+
+
+def check_activation(architecture: str, weights_quick_gelu: bool | None, what: str) -> None:
+    """Raise :class:`QuickGELUMismatch` when ``architecture``'s activation differs from the weights'."""
+    if weights_quick_gelu is None:
+        return
+    arch_qg = _arch_quick_gelu(architecture)
+    if arch_qg == weights_quick_gelu:
+        return
+    base = architecture.removesuffix("-quickgelu")
+    fix = f"{base}-quickgelu" if weights_quick_gelu else base
+    raise QuickGELUMismatch(
+        f"{what} was trained with {'QuickGELU' if weights_quick_gelu else 'GELU'}, but architecture "
+        f"{architecture!r} uses {'QuickGELU' if arch_qg else 'GELU'}. open_clip would only warn and the "
+        f"results would silently change. Use architecture {fix!r} instead."
+    )
+
+
+# ------------------------------------------------------------------------------ resolution
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def resolve(model: str, pretrained: str | None = None, model_config: str | os.PathLike | None = None) -> ModelSpec:
+    """Turn the user's words into a :class:`ModelSpec` (no weights are loaded; nothing downloaded).
+
+    Raises :class:`QuickGELUMismatch` or :class:`ModelError` for impossible combinations.
+    """
+    config = None
+    if model_config is not None:
+        config = _register_config(model_config, model)
+        model = config["_name"]
+    if pretrained is None and model in {m.key for m in registry.PAPER_MODELS}:
+        row = registry.paper_model(model)
+        if not row.evaluable:
+            raise ModelError(f"{row.display} ({row.key}) has published numbers only: {row.note}")
+        check_activation(row.architecture, row.quick_gelu, f"{row.display} ({row.pretrained})")
+        return ModelSpec(key=row.key, architecture=row.architecture,
+                         pretrained=row.weights_url or row.pretrained, quick_gelu=_arch_quick_gelu(row.architecture),
+                         weights_quick_gelu=row.quick_gelu, display=row.display, train_data=row.train_data)
+    arch_qg = _arch_quick_gelu(model)
+    if pretrained is None:
+        return ModelSpec(key=f"{model}/random-init", architecture=model, pretrained=None, quick_gelu=arch_qg,
+                         weights_quick_gelu=None, display=f"{model} (random init)", model_config=config)
+    if os.path.exists(pretrained):
+        known = _known_release_files()
+        weights_qg, display, train, key = None, f"{model} ({Path(pretrained).name})", "other", None
+        match = re.search(r"-([0-9a-f]{8})\.(pt|bin|safetensors)$", Path(pretrained).name)
+        if match and match.group(1) in known:
+            row = known[match.group(1)]
+            weights_qg, display, train, key = row.quick_gelu, row.display, row.train_data, row.key
+        check_activation(model, weights_qg, f"checkpoint {Path(pretrained).name}")
+        return ModelSpec(key=key or f"{model}/{Path(pretrained).stem}", architecture=model,
+                         pretrained=str(pretrained), quick_gelu=arch_qg, weights_quick_gelu=weights_qg,
+                         display=display, train_data=train, model_config=config)
+    if re.match(r"^https?://", pretrained):
+        return ModelSpec(key=f"{model}/{Path(pretrained).stem}", architecture=model, pretrained=pretrained,
+                         quick_gelu=arch_qg, weights_quick_gelu=None, display=f"{model} ({Path(pretrained).name})",
+                         model_config=config)
+    weights_qg = _tag_quick_gelu(model, pretrained)
+    if weights_qg is None:
+        import open_clip
+        tags = open_clip.list_pretrained_tags_by_model(model)
+        raise ModelError(f"open_clip has no pretrained tag {pretrained!r} for {model!r} and no such file exists; "
+                         f"known tags: {', '.join(tags) or 'none'}")
+    check_activation(model, weights_qg, f"open_clip weights {model}/{pretrained}")
+    paper = next((m for m in registry.PAPER_MODELS
+                  if m.architecture == model and m.pretrained == pretrained and not m.weights_url), None)
+    return ModelSpec(key=paper.key if paper else f"{model}/{pretrained}", architecture=model, pretrained=pretrained,
+                     quick_gelu=arch_qg, weights_quick_gelu=weights_qg,
+                     display=paper.display if paper else f"{model} ({pretrained})",
+                     train_data=paper.train_data if paper else "other")
+
+
+def _register_config(path: str | os.PathLike, name_hint: str | None) -> dict:
+    """Register a custom model-config JSON with open_clip (under its file stem)."""
+    import open_clip
+    path = Path(path)
+    if not path.is_file():
+        raise ModelError(f"model config {path} does not exist")
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"model config {path} is not valid JSON: {exc}") from None
+    missing = [k for k in ("embed_dim", "vision_cfg", "text_cfg") if k not in cfg]
+    if missing:
+        raise ModelError(f"model config {path} lacks {missing}; open_clip configs need embed_dim, vision_cfg, text_cfg")
+    open_clip.add_model_config(path)
+    return {**cfg, "_name": path.stem}
+
+
+# ------------------------------------------------------------------------------ loading
+
+def pick_device(device: str = "auto"):
+    import torch
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def load_model(model: str, pretrained: str | None = None, model_config: str | os.PathLike | None = None,
+               device: str = "auto", cache_dir: str | None = None) -> LoadedModel:
+    """Load a model for evaluation (fp32 weights, eval mode) and record what was loaded."""
+    import open_clip
+    from open_clip import pretrained as P
+
+    spec = resolve(model, pretrained, model_config)
+    dev = pick_device(device)
+    source = spec.pretrained
+    checkpoint = None
+    overrides: dict = {}
+    if source is not None and re.match(r"^https?://", source):
+        checkpoint = P.download_pretrained_from_url(source, cache_dir=cache_dir)
+        source = checkpoint
+        tag_cfg = _paper_tag_cfg(spec)
+        overrides = {k: tag_cfg[k] for k in ("mean", "std", "interpolation", "resize_mode") if k in tag_cfg}
+    elif source is not None and os.path.exists(source):
+        checkpoint = source
+    try:
+        model_obj, _, preprocess = open_clip.create_model_and_transforms(
+            spec.architecture, pretrained=source, device=dev, cache_dir=cache_dir,
+            image_mean=overrides.get("mean"), image_std=overrides.get("std"),
+            image_interpolation=overrides.get("interpolation"), image_resize_mode=overrides.get("resize_mode"),
+            weights_only=not (checkpoint and _trusted_legacy(checkpoint)),
+        )
+    except RuntimeError as exc:
+        raise ModelError(f"could not load {spec.pretrained!r} into {spec.architecture!r}: {exc}") from None
+    if checkpoint is None and spec.pretrained is not None:
+        checkpoint = P.download_pretrained(P.get_pretrained_cfg(spec.architecture, spec.pretrained),
+                                           cache_dir=cache_dir)
+    model_obj.eval()
+    tokenizer = open_clip.get_tokenizer(spec.architecture)
+    pp_cfg = getattr(getattr(model_obj, "visual", None), "preprocess_cfg", {}) or {}
+    spec = ModelSpec(**{**spec.to_dict(),
+                        "checkpoint_path": str(checkpoint) if checkpoint else None,
+                        "checkpoint_sha256": sha256_file(checkpoint) if checkpoint else None,
+                        "preprocess": {k: (list(v) if isinstance(v, tuple) else v) for k, v in pp_cfg.items()},
+                        "context_length": int(getattr(tokenizer, "context_length", 77))})
+    return LoadedModel(model=model_obj, preprocess=preprocess, tokenizer=tokenizer, spec=spec, device=dev)
+
+
+def _paper_tag_cfg(spec: ModelSpec) -> dict:
+    from open_clip import pretrained as P
+    row = next((m for m in registry.PAPER_MODELS if m.key == spec.key), None)
+    if row is None or not row.pretrained:
+        return {}
+    return P.get_pretrained_cfg(row.architecture, row.pretrained) or {}
+
+
+def _trusted_legacy(path: str) -> bool:
+    """Release files of open_clip's own v0.2 weights predate weights_only loading."""
+    return any(Path(path).name == m.release_file for m in registry.PAPER_MODELS if m.release_file)
+
+
+def save_checkpoint(model, path: str | os.PathLike) -> Path:
+    """Save ``model``'s weights in the layout open_clip loads (``{'state_dict': ...}``), atomically."""
+    import torch
+    from .atomic import atomic_path
+    with atomic_path(path) as tmp:
+        torch.save({"state_dict": model.state_dict()}, tmp)
+    return Path(path)

@@ -1,0 +1,140 @@
+"""Fixtures shared by the tests: tiny models, synthetic Visual Genome roots, CREPE-format CSVs.
+
+Everything here is synthetic. Numbers computed on it test the code, not the benchmark.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+SHARED_CREPE = SHARED / "data" / "crepe"
+SHARED_WINOGROUND = SHARED / "data" / "winoground"
+
+#: The smallest open_clip CLIP that builds with the stock tokenizer (77 tokens, 49408 words).
+TINY_CONFIG = {
+    "embed_dim": 32,
+    "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "head_width": 32, "patch_size": 16},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
+}
+
+
+def make_tiny_model(tmp_path: Path, name: str = "crepe-tiny-test", seed: int = 0,
+                    config: dict | None = None) -> tuple[Path, Path]:
+    """A randomly initialised tiny open_clip model saved as (config JSON, checkpoint file)."""
+    import open_clip
+    import torch
+
+    cfg_path = Path(tmp_path) / f"{name}.json"
+    cfg_path.write_text(json.dumps(config or TINY_CONFIG))
+    open_clip.add_model_config(cfg_path)
+    torch.manual_seed(seed)
+    model = open_clip.create_model(name, pretrained=None)
+    ckpt = Path(tmp_path) / f"{name}-seed{seed}.pt"
+    torch.save({"state_dict": {"module." + k: v for k, v in model.state_dict().items()}}, ckpt)
+    return cfg_path, ckpt
+
+
+def make_image(path: Path, size=(80, 60), seed: int = 0, mode: str = "RGB", fmt: str = "JPEG") -> Path:
+    """A random-noise image of ``size`` (width, height)."""
+    rng = np.random.default_rng(seed)
+    channels = {"RGB": 3, "RGBA": 4, "L": 1}[mode]
+    arr = rng.integers(0, 256, size=(size[1], size[0], channels), dtype=np.uint8)
+    img = Image.fromarray(arr.squeeze() if channels == 1 else arr, mode)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    img.save(path, format=fmt)
+    return path
+
+
+def make_vg_root(root: Path, image_ids, size=(80, 60), second_half=()) -> Path:
+    """A Visual Genome folder: ids in ``second_half`` go to VG_100K_2, the others to VG_100K."""
+    for i, image_id in enumerate(image_ids):
+        folder = "VG_100K_2" if image_id in second_half else "VG_100K"
+        make_image(Path(root) / folder / f"{image_id}.jpg", size=size, seed=int(image_id))
+    return Path(root)
+
+
+PROD_HEADER = ["image_id", "caption", "n", "n_objects", "n_relations", "n_attributes",
+               "n_connected_components", "hard_negs", "x", "y", "width", "height"]
+
+
+def write_productivity_csv(path: Path, rows: list[dict], complexity: int) -> Path:
+    """Rows: dicts with image_id, caption, hard_negs (list or set), x, y, width, height."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(PROD_HEADER)
+        for r in rows:
+            w.writerow([r["image_id"], r["caption"], complexity, 2, 1, 1, 1, repr(r["hard_negs"]),
+                        f"{float(r['x'])}", f"{float(r['y'])}", f"{float(r['width'])}", f"{float(r['height'])}"])
+    return path
+
+
+SYST_HEADER = ["region_id", "caption", "x", "y", "width", "height", "valid_hard_negs_comp",
+               "valid_hard_negs_atom", "image_id", "valid_hard_negs_combined"]
+
+
+def write_systematicity_csv(path: Path, rows: list[dict]) -> Path:
+    """Rows: dicts with image_id, caption, x, y, width, height, atom, comp (lists)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(SYST_HEADER)
+        for i, r in enumerate(rows):
+            w.writerow([i, r["caption"], r["x"], r["y"], r["width"], r["height"], repr(r["comp"]),
+                        repr(r["atom"]), r["image_id"], repr(list(r["atom"]) + list(r["comp"]))])
+    return path
+
+
+WORDS = ["red", "blue", "green", "small", "large", "dog", "cat", "table", "chair", "on", "under",
+         "next", "to", "a", "the", "wooden", "metal", "shiny", "old", "man", "woman", "car", "tree"]
+
+
+def synthetic_crepe_root(root: Path, n_images: int = 12, rows_per_file: int = 6, seed: int = 0,
+                         complexities=(4, 5), train_data: str = "laion") -> tuple[Path, Path]:
+    """A small CREPE data root (productivity + systematicity) and its image folder.
+
+    Captions are random word strings; some rows use set literals and share crops across files,
+    one swap row holds its positive among its negatives (an exact tie).
+    """
+    rng = np.random.default_rng(seed)
+    data_dir, image_dir = Path(root) / "crepe", Path(root) / "images"
+    ids = [str(1000 + i) for i in range(n_images)]
+    make_vg_root(image_dir, ids, size=(80, 60), second_half=set(ids[::3]))
+
+    def caption(k=6):
+        return " ".join(rng.choice(WORDS, size=k))
+
+    boxes = {i: (float(rng.integers(0, 20)), float(rng.integers(0, 15)), float(rng.integers(30, 60)),
+                 float(rng.integers(30, 45))) for i in ids}
+    for hn in ("atom", "swap", "negate"):
+        for n in complexities:
+            rows = []
+            for j in range(rows_per_file):
+                image_id = ids[(j + n) % n_images]
+                x, y, w, h = boxes[image_id]
+                pos = caption(n)
+                negs = [caption(n) for _ in range(5)]
+                row = dict(image_id=image_id, caption=pos, x=x, y=y, width=w, height=h, hard_negs=negs)
+                if hn == "negate" and j % 2 == 0:
+                    row["hard_negs"] = set(negs)
+                if hn == "swap" and j == 0:
+                    row["hard_negs"] = [negs[0], pos] + negs[2:]
+                rows.append(row)
+            write_productivity_csv(data_dir / "prod_hard_negatives" / hn /
+                                   f"prod_vg_hard_negs_{hn}_complexity_{n}.csv", rows, n)
+    for split in ("seen_compounds", "unseen_compounds"):
+        rows = []
+        for j in range(rows_per_file):
+            image_id = ids[j % n_images]
+            x, y, w, h = boxes[image_id]
+            rows.append(dict(image_id=image_id, caption=caption(4), x=x, y=y, width=w, height=h,
+                             atom=[caption(4) for _ in range(int(rng.integers(1, 5)))],
+                             comp=[caption(5) for _ in range(int(rng.integers(1, 7)))]))
+        write_systematicity_csv(data_dir / "syst_hard_negatives" /
+                                f"syst_vg_hard_negs_{split}_in_{train_data}.csv", rows)
+    return data_dir, image_dir
