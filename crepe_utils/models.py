@@ -260,3 +260,33 @@ def save_checkpoint(model, path: str | os.PathLike) -> Path:
     with atomic_path(path) as tmp:
         torch.save({"state_dict": model.state_dict()}, tmp)
     return Path(path)
+
+
+# ------------------------------------------------------------------------------ command line
+
+def registry_table():
+    """The registry as a DataFrame, with ImageNet accuracy, for listing and the README."""
+    import pandas as pd
+    from . import published
+    imagenet = published.imagenet()
+    return pd.DataFrame([{
+        "key": m.key, "paper name": m.display, "training data": m.train_label,
+        "open_clip architecture": m.architecture or "—", "pretrained": m.pretrained or "—",
+        "QuickGELU": {True: "yes", False: "no", None: "—"}[m.quick_gelu],
+        "systematicity": "yes" if m.systematicity else "no",
+        "ImageNet top-1": imagenet.get(m.key, float("nan")), "loader": m.loader,
+    } for m in registry.PAPER_MODELS])
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+
+
+def run(args) -> int:
+    table = registry_table()
+    if args.markdown:
+        from .reporting import markdown_table
+        print(markdown_table(table))
+    else:
+        print(table.to_string(index=False))
+    return 0

@@ -34,13 +34,13 @@ SUMMARY_COLUMNS = [
     "model", "benchmark", "train_data", "hn_type", "split", "complexity",
     "n_queries", "n_candidates", "chance_r1",
     "r1", "r3", "r5", "r10", "r1_optimistic", "r1_pessimistic", "r1_ci_low", "r1_ci_high",
-    "mean_rank", "median_rank", "n_tied_queries", "tie_policy",
+    "mean_rank", "median_rank", "n_tied_queries", "tie_policy", "n_skipped", "n_truncated_queries",
 ]
 
 PER_QUERY_COLUMNS = [
     "query_id", "benchmark", "train_data", "hn_type", "split", "complexity", "image_id",
     "n_candidates", "rank", "rank_optimistic", "n_ties", "score_positive", "score_best_negative",
-    "scores",
+    "scores", "n_truncated",
 ]
 
 MANIFEST_KEYS = ("schema_version", "kind", "label", "model", "benchmark", "data", "engine",
@@ -77,8 +77,8 @@ def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query:
     with atomic_path(directory / "summary.csv") as tmp:
         summary[SUMMARY_COLUMNS].to_csv(tmp, index=False, float_format="%.6g")
     with atomic_path(directory / "per_query.csv.gz") as tmp:
-        # mtime=0 keeps the gzip header, and so the file, identical across identical runs.
-        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+        # No name and mtime=0 in the gzip header keep the file identical across identical runs.
+        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
             gz.write(per_query[PER_QUERY_COLUMNS].to_csv(index=False, float_format="%.8g").encode())
     write_json(directory / "manifest.json", manifest)
     return directory

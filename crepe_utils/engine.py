@@ -1,0 +1,447 @@
+"""The evaluation engine: encode every distinct crop and caption once, then score every query.
+
+Where the official scripts encode one image at a time and re-encode the same crop and caption for
+every HN type, split and complexity, the engine
+
+1. collects the distinct crops (image id + box) and the distinct captions — distinct by CLIP
+   *token ids*, so captions that differ only in case or spacing are one text and tie exactly;
+2. encodes each once, in large batches (images decoded by DataLoader workers), under an explicit
+   precision, and stores the normalised embeddings in a content-addressed cache on disk;
+3. scores each query's own candidates and ranks its positive (ties explicit, see ``metrics``).
+
+Exactness choices, each switchable and recorded in the results manifest:
+
+* **precision** ``fp32`` (default; TF32 disabled, as on the paper's TITAN X), ``tf32``, ``bf16``
+  or ``fp16`` autocast;
+* **length cutting**: captions are sorted by length and each batch is cut to its longest
+  caption. The text transformer is causal and pools at the end token, so the features are the
+  same function of the same tokens; only floating-point summation order can differ
+  (``benchmarks/bench_engine.py`` measures that ranks stay identical). ``length_cut=False``
+  runs the full 77 tokens;
+* **truncation** of captions over the context length: ``keep_eot`` (open_clip's tokenizer: cut
+  and end with the end token; default), ``official`` (the CREPE repository's vendored tokenizer:
+  cut at 77 tokens, end token dropped), ``error``. Over-long captions are counted either way.
+
+Resumability: embeddings are written in shards, each a fixed run of whole batches over a
+deterministically sorted work list; a killed run recomputes only the missing shards, with the
+same batch composition, and so ends with bit-identical embeddings and result files.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .atomic import atomic_path
+from .data import DataError, Query
+
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+TRUNCATIONS = ("keep_eot", "official", "error")
+
+
+# ------------------------------------------------------------------------------ precision
+
+@contextlib.contextmanager
+def precision_context(precision: str, device):
+    """Autocast and TF32 settings for one precision; restores the global flags afterwards."""
+    import torch
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    tf32 = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    try:
+        if precision in ("bf16", "fp16"):
+            dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+            with torch.autocast(device_type=device.type, dtype=dtype):
+                yield
+        else:
+            yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+# ------------------------------------------------------------------------------ tokenization
+
+@dataclass(frozen=True)
+class Tokens:
+    ids: list[tuple[int, ...]]     #: per text: token ids incl. start/end, after truncation, unpadded
+    overlength: np.ndarray         #: per text: True when it exceeded the context length
+    context_length: int
+
+
+def tokenize(tokenizer, texts: Sequence[str], truncation: str = "keep_eot") -> Tokens:
+    """Token ids of ``texts`` with an explicit truncation policy.
+
+    For texts within the context length the ids equal ``tokenizer(texts)`` (open_clip's own call);
+    tests check that.
+    """
+    if truncation not in TRUNCATIONS:
+        raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
+    ctx = int(tokenizer.context_length)
+    sot, eot = tokenizer.sot_token_id, tokenizer.eot_token_id
+    ids, over = [], []
+    for text in texts:
+        full = [sot] + tokenizer.encode(text) + [eot]
+        too_long = len(full) > ctx
+        if too_long and truncation == "error":
+            raise DataError(f"caption has {len(full)} tokens, over the context length {ctx}: {text[:80]!r}. "
+                            "Choose truncation='keep_eot' (open_clip) or 'official' (CREPE's vendored tokenizer).")
+        if too_long:
+            full = full[:ctx - 1] + [eot] if truncation == "keep_eot" else full[:ctx]
+        ids.append(tuple(full))
+        over.append(too_long)
+    return Tokens(ids, np.array(over, dtype=bool), ctx)
+
+
+def token_key(ids: tuple[int, ...]) -> str:
+    return hashlib.sha1(np.asarray(ids, dtype=np.int32).tobytes()).hexdigest()
+
+
+# ------------------------------------------------------------------------------ text encoding
+
+def _cut_text_forward(model) -> Callable | None:
+    """A forward pass of the text tower that accepts fewer than ``context_length`` positions.
+
+    Exact only for a causal transformer pooling at the end token (argmax/eos), which is every
+    CLIP text tower; returns None for anything else (the engine then runs full length).
+    """
+    import torch
+    from open_clip.transformer import text_global_pool
+
+    tower = getattr(model, "text", None)
+    if tower is not None:  # CustomTextCLIP: the text tower is a TextTransformer module
+        if getattr(tower, "cls_emb", None) is not None or getattr(tower, "use_pad_mask", False):
+            return None
+        parts = tower
+        pool_type = getattr(tower, "pool_type", None)
+        eos = getattr(tower, "eos_id", None)
+    else:
+        parts = model
+        pool_type = getattr(model, "text_pool_type", None)
+        eos = getattr(model, "text_eos_id", None)
+    needed = ("token_embedding", "positional_embedding", "transformer", "ln_final", "attn_mask")
+    if pool_type not in ("argmax", "eos") or any(getattr(parts, n, None) is None for n in needed):
+        return None
+
+    def forward(text):
+        length = text.shape[1]
+        cast = parts.transformer.get_cast_dtype()
+        x = parts.token_embedding(text).to(cast)
+        x = x + parts.positional_embedding[:length].to(cast)
+        x = parts.transformer(x, attn_mask=parts.attn_mask[:length, :length])
+        x = parts.ln_final(x)
+        x = text_global_pool(x, text, pool_type, eos_token_id=eos)
+        proj = parts.text_projection
+        if proj is not None:
+            x = proj(x) if isinstance(proj, torch.nn.Linear) else x @ proj
+        return x
+
+    return forward
+
+
+def encode_token_ids(loaded, ids: Sequence[tuple[int, ...]], batch_size: int = 512, precision: str = "fp32",
+                     length_cut: bool = True, progress: bool = False, desc: str = "texts") -> np.ndarray:
+    """L2-normalised text embeddings (float32) for token-id sequences, in the given order.
+
+    Batches are formed over the given order; callers that want length cutting to pay off pass
+    the ids sorted by length (the engine does).
+    """
+    import torch
+    import torch.nn.functional as F
+    from tqdm.auto import tqdm
+
+    model, device, ctx = loaded.model, loaded.device, loaded.spec.context_length
+    forward = _cut_text_forward(model) if length_cut else None
+    out = []
+    bar = tqdm(total=len(ids), desc=f"encode {desc}", unit="text", disable=not progress, smoothing=0.05)
+    with torch.inference_mode(), precision_context(precision, device):
+        for start in range(0, len(ids), batch_size):
+            chunk = ids[start:start + batch_size]
+            width = max(len(t) for t in chunk) if forward is not None else ctx
+            tok = torch.zeros(len(chunk), width, dtype=torch.long)
+            for i, t in enumerate(chunk):
+                tok[i, :len(t)] = torch.tensor(t, dtype=torch.long)
+            tok = tok.to(device)
+            feats = forward(tok) if forward is not None else model.encode_text(tok)
+            out.append(F.normalize(feats.float(), dim=-1).cpu().numpy())
+            bar.update(len(chunk))
+    bar.close()
+    return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
+
+
+def encode_texts(loaded, texts: Sequence[str], batch_size: int = 512, precision: str = "fp32",
+                 length_cut: bool = True, truncation: str = "keep_eot", progress: bool = False) -> np.ndarray:
+    """L2-normalised embeddings of ``texts`` (float32, input order). For small lists (Winoground)."""
+    tokens = tokenize(loaded.tokenizer, texts, truncation)
+    order = sorted(range(len(texts)), key=lambda i: (len(tokens.ids[i]), tokens.ids[i]))
+    emb = encode_token_ids(loaded, [tokens.ids[i] for i in order], batch_size, precision, length_cut, progress)
+    out = np.empty_like(emb)
+    out[order] = emb
+    return out
+
+
+# ------------------------------------------------------------------------------ image encoding
+
+class CropDataset:
+    """Distinct crops as preprocessed tensors; a decode failure is returned, not raised."""
+
+    def __init__(self, items: Sequence[tuple[str, tuple]], preprocess):
+        self.items = list(items)   # (path, box or None)
+        self.preprocess = preprocess
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i):
+        import torch
+        from .images import crop, open_rgb
+        path, box = self.items[i]
+        try:
+            img = open_rgb(path)
+            if box is not None:
+                img = crop(img, box)
+            return self.preprocess(img), True, None
+        except Exception as exc:  # noqa: BLE001 - reported per image by the caller
+            return torch.zeros(1), False, (path, f"{type(exc).__name__}: {exc}")
+
+
+def _collate(batch):
+    import torch
+    ok = [b[1] for b in batch]
+    shape = next((b[0].shape for b in batch if b[1]), None)
+    tensors = [b[0] if b[1] else torch.zeros(shape) for b in batch] if shape is not None else None
+    return (torch.stack(tensors) if tensors else None), ok, [b[2] for b in batch]
+
+
+def encode_crops(loaded, items: Sequence[tuple[str, tuple | None]], batch_size: int = 256,
+                 precision: str = "fp32", num_workers: int = 0, progress: bool = False,
+                 desc: str = "crops") -> tuple[np.ndarray, list[tuple[str, str]]]:
+    """Embeddings of (image path, box) items and the (path, reason) of each failure (NaN rows)."""
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader
+    from tqdm.auto import tqdm
+
+    loader = DataLoader(CropDataset(items, loaded.preprocess), batch_size=batch_size, shuffle=False,
+                        num_workers=num_workers, collate_fn=_collate,
+                        persistent_workers=False, pin_memory=loaded.device.type == "cuda")
+    out, errors = [], []
+    bar = tqdm(total=len(items), desc=f"encode {desc}", unit="img", disable=not progress, smoothing=0.05)
+    with torch.inference_mode(), precision_context(precision, loaded.device):
+        for pixels, ok, errs in loader:
+            emb = np.full((len(ok), 0), np.nan, dtype=np.float32)
+            if pixels is not None:
+                feats = loaded.model.encode_image(pixels.to(loaded.device, non_blocking=True))
+                emb = F.normalize(feats.float(), dim=-1).cpu().numpy()
+                emb[~np.array(ok)] = np.nan
+            out.append(emb)
+            errors.extend(e for e in errs if e)
+            bar.update(len(ok))
+    bar.close()
+    dim = max((e.shape[1] for e in out), default=0)
+    out = [e if e.shape[1] == dim else np.full((len(e), dim), np.nan, dtype=np.float32) for e in out]
+    return (np.concatenate(out) if out else np.zeros((0, dim), np.float32)), errors
+
+
+def encode_images(loaded, images: Sequence, batch_size: int = 64, precision: str = "fp32") -> np.ndarray:
+    """L2-normalised embeddings of in-memory PIL images (input order). For small sets (Winoground)."""
+    import torch
+    import torch.nn.functional as F
+    out = []
+    with torch.inference_mode(), precision_context(precision, loaded.device):
+        for start in range(0, len(images), batch_size):
+            pixels = torch.stack([loaded.preprocess(img.convert("RGB")) for img in images[start:start + batch_size]])
+            feats = loaded.model.encode_image(pixels.to(loaded.device))
+            out.append(F.normalize(feats.float(), dim=-1).cpu().numpy())
+    return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+
+
+# ------------------------------------------------------------------------------ embedding cache
+
+class EmbeddingStore:
+    """Content-addressed embeddings of one model configuration, in atomically written shards.
+
+    ``root=None`` keeps everything in memory (no cache).
+    """
+
+    def __init__(self, root: Path | None):
+        self.root = Path(root) if root is not None else None
+        self._index: dict[str, tuple[int, int]] = {}
+        self._shards: list[np.ndarray] = []
+        if self.root is not None and self.root.is_dir():
+            for shard in sorted(self.root.glob("shard-*.npz")):
+                with np.load(shard, allow_pickle=False) as z:
+                    self._add_arrays(list(z["keys"]), z["emb"])
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._index
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def _add_arrays(self, keys: list[str], emb: np.ndarray) -> None:
+        self._shards.append(emb)
+        s = len(self._shards) - 1
+        for i, k in enumerate(keys):
+            self._index.setdefault(str(k), (s, i))
+
+    def add(self, keys: list[str], emb: np.ndarray) -> None:
+        if self.root is not None:
+            name = hashlib.sha1("\n".join(keys).encode()).hexdigest()[:20]
+            with atomic_path(self.root / f"shard-{name}.npz") as tmp:
+                with open(tmp, "wb") as fh:
+                    np.savez(fh, keys=np.array(keys), emb=emb.astype(np.float32))
+        self._add_arrays(keys, emb.astype(np.float32))
+
+    def get(self, keys: Sequence[str]) -> np.ndarray:
+        if not keys:
+            return np.zeros((0, 0), np.float32)
+        locs = [self._index[k] for k in keys]
+        dim = self._shards[locs[0][0]].shape[1]
+        out = np.empty((len(keys), dim), dtype=np.float32)
+        for j, (s, i) in enumerate(locs):
+            out[j] = self._shards[s][i]
+        return out
+
+
+def model_fingerprint(loaded, precision: str, length_cut: bool, truncation: str) -> str:
+    """Everything that changes an embedding, hashed: weights, architecture, preprocessing, numerics."""
+    import torch
+    spec = loaded.spec
+    ident = {
+        "architecture": spec.architecture, "model_config": spec.model_config,
+        "weights": spec.checkpoint_sha256 or spec.pretrained or "random-init",
+        "preprocess": spec.preprocess, "context_length": spec.context_length,
+        "precision": precision, "length_cut": length_cut, "truncation": truncation,
+        "device": loaded.device.type, "torch": torch.__version__,
+    }
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def _fill(store: EmbeddingStore, keys: list[str], compute: Callable[[list[int]], np.ndarray],
+          chunk: int) -> None:
+    """Compute the embeddings of ``keys`` missing from ``store``, in shards of ``chunk`` items.
+
+    ``keys`` is the full work list in its deterministic order; ``compute`` gets positions in it.
+    """
+    todo = [i for i, k in enumerate(keys) if k not in store]
+    for start in range(0, len(todo), chunk):
+        positions = todo[start:start + chunk]
+        emb = compute(positions)
+        good = [j for j in range(len(positions)) if np.isfinite(emb[j]).all()]
+        if good:
+            store.add([keys[positions[j]] for j in good], emb[good])
+
+
+# ------------------------------------------------------------------------------ the engine
+
+@dataclass
+class EngineResult:
+    """Per-query scores plus what the engine did, for the manifest."""
+
+    scores: list[np.ndarray]                    #: per kept query: candidate scores, positive first
+    queries: list[Query]                        #: the kept queries (same order)
+    truncated: np.ndarray                       #: per kept query: candidates truncated
+    stats: dict = field(default_factory=dict)
+    skipped: list[tuple[Query, str]] = field(default_factory=list)
+
+
+def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.PathLike | None = None,
+        precision: str = "fp32", image_batch_size: int = 256, text_batch_size: int = 512,
+        num_workers: int = 0, length_cut: bool = True, truncation: str = "keep_eot",
+        skip_missing_images: bool = False, progress: bool = False, shard_batches: int = 8) -> EngineResult:
+    """Encode what ``queries`` need (once each, cached) and score every query's candidates."""
+    t0 = time.perf_counter()
+    fp = model_fingerprint(loaded, precision, length_cut, truncation)
+    root = Path(cache_dir) / fp if cache_dir is not None else None
+    skipped: list[tuple[Query, str]] = []
+
+    # -- images: distinct (image id, box); missing files are an error unless skipped explicitly
+    missing = set(image_index.missing(q.image_id for q in queries))
+    if missing and not skip_missing_images:
+        first = sorted(missing, key=lambda s: (len(s), s))[:10]
+        raise DataError(f"{len(missing):,} image(s) missing under {image_index.root} (first: {', '.join(first)}). "
+                        "Run `make data-vg`, point --image-dir/VG_IMAGES at the images, or pass "
+                        "--skip-missing-images to evaluate without those queries (they are counted).")
+    kept = []
+    for q in queries:
+        if q.image_id in missing:
+            skipped.append((q, "missing image"))
+        else:
+            kept.append(q)
+    crop_keys: dict[tuple, str] = {}
+    for q in kept:
+        ck = (q.image_id, q.box)
+        if ck not in crop_keys:
+            st = os.stat(image_index.path(q.image_id))
+            crop_keys[ck] = hashlib.sha1(f"{q.image_id}|{q.box!r}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
+    crops = sorted(crop_keys, key=lambda k: (len(k[0]), k[0], k[1]))
+    crop_key_list = [crop_keys[c] for c in crops]
+    image_store = EmbeddingStore(root / "images" if root else None)
+
+    def compute_crops(pos):
+        items = [(str(image_index.path(crops[p][0])), crops[p][1]) for p in pos]
+        emb, errs = encode_crops(loaded, items, image_batch_size, precision, num_workers, progress)
+        compute_crops.errors.extend(errs)
+        return emb
+    compute_crops.errors = []
+    t_img = time.perf_counter()
+    _fill(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches)
+    t_img = time.perf_counter() - t_img
+    if compute_crops.errors:
+        bad_paths = {path for path, _ in compute_crops.errors}
+        if not skip_missing_images:
+            raise DataError(f"{len(compute_crops.errors)} image(s) could not be read:\n  "
+                            + "\n  ".join(f"{p}: {why}" for p, why in compute_crops.errors[:10])
+                            + "\nRe-download them, or pass --skip-missing-images (they are counted).")
+        still = []
+        for q in kept:
+            if str(image_index.path(q.image_id)) in bad_paths:
+                skipped.append((q, "unreadable image"))
+            else:
+                still.append(q)
+        kept = still
+
+    # -- texts: distinct by token ids, sorted by length for cutting
+    texts = sorted({c for q in kept for c in q.candidates})
+    tokens = tokenize(loaded.tokenizer, texts, truncation)
+    text_key = {t: token_key(ids) for t, ids in zip(texts, tokens.ids)}
+    over = {t for t, o in zip(texts, tokens.overlength) if o}
+    distinct_ids = {}
+    for t, ids in zip(texts, tokens.ids):
+        distinct_ids.setdefault(text_key[t], ids)
+    work = sorted(distinct_ids, key=lambda k: (len(distinct_ids[k]), distinct_ids[k]))
+    text_store = EmbeddingStore(root / "texts" if root else None)
+    t_txt = time.perf_counter()
+    _fill(text_store, work,
+          lambda pos: encode_token_ids(loaded, [distinct_ids[work[p]] for p in pos], text_batch_size,
+                                       precision, length_cut, progress),
+          text_batch_size * shard_batches)
+    t_txt = time.perf_counter() - t_txt
+
+    # -- scores: each query's own candidates against its crop
+    crop_emb = image_store.get([crop_keys[(q.image_id, q.box)] for q in kept])
+    scores, truncated = [], []
+    for q, img in zip(kept, crop_emb):
+        cand = text_store.get([text_key[c] for c in q.candidates])
+        scores.append(np.einsum("kd,d->k", cand, img, optimize=False))
+        truncated.append(sum(c in over for c in q.candidates))
+    stats = {
+        "n_queries": len(queries), "n_scored": len(kept), "n_skipped": len(skipped),
+        "n_distinct_crops": len(crops), "n_distinct_texts": len(distinct_ids), "n_texts": len(texts),
+        "n_token_identical_merged": len(texts) - len(distinct_ids),
+        "n_overlength_texts": len(over), "cache_fingerprint": fp,
+        "length_cut": bool(length_cut and _cut_text_forward(loaded.model) is not None),
+        "seconds_images": round(t_img, 3), "seconds_texts": round(t_txt, 3),
+        "seconds_total": round(time.perf_counter() - t0, 3),
+    }
+    return EngineResult(scores, kept, np.array(truncated, dtype=int), stats, skipped)

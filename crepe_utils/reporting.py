@@ -1,0 +1,108 @@
+"""Tables and figures in one style: CSV + Markdown + LaTeX (booktabs), PNG + SVG.
+
+Every writer is atomic and deterministic (no timestamps in SVG or PNG metadata), so a rerun that
+computes the same numbers leaves ``figures/`` and ``tables/`` byte-identical.
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from .atomic import atomic_path, write_text
+
+#: One colour per training set, used by every figure.
+TRAIN_PALETTE = {
+    "cc12m": "#4C72B0", "yfcc": "#55A868", "laion": "#C44E52", "openai": "#8172B2", "other": "#937860",
+    "toy": "#DD8452",
+}
+HN_LABELS = {"atom": "HN-Atom", "comp": "HN-Comp", "combined": "Combined", "swap": "HN-Swap",
+             "negate": "HN-Neg", "all": "All negatives"}
+STATUS_MARKS = {"pass": "✅ pass", "fail": "❌ fail", "paper inconsistency": "⚠️ paper inconsistency",
+                "needs data": "… needs data"}
+
+
+def set_style() -> None:
+    """The seaborn style of every figure in the project."""
+    import matplotlib as mpl
+    import seaborn as sns
+    sns.set_theme(context="notebook", style="whitegrid", font_scale=0.95)
+    mpl.rcParams.update({
+        "figure.dpi": 110, "savefig.dpi": 150, "savefig.bbox": "tight",
+        "axes.titleweight": "bold", "axes.titlesize": 11, "legend.frameon": False,
+        "svg.hashsalt": "crepe-companion", "svg.fonttype": "none",
+    })
+
+
+def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", "svg")) -> list[Path]:
+    """Write ``fig`` as ``<figures_dir>/<name>.<fmt>`` for each format, atomically and deterministically."""
+    out = []
+    for fmt in formats:
+        path = Path(figures_dir) / f"{name}.{fmt}"
+        metadata = {"Date": None} if fmt == "svg" else {"Software": None} if fmt == "png" else {}
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=fmt, metadata=metadata)
+        out.append(path)
+    return out
+
+
+def _cell(value, float_format: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "—"
+    if isinstance(value, float):
+        return float_format.format(value)
+    return str(value)
+
+
+def markdown_table(df: pd.DataFrame, float_format: str = "{:.2f}") -> str:
+    """A GitHub-flavoured Markdown table (numbers right-aligned)."""
+    cols = [str(c) for c in df.columns]
+    rows = [[_cell(v, float_format).replace("|", "\\|") for v in row] for row in df.itertuples(index=False)]
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |",
+             "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+
+
+def latex_table(df: pd.DataFrame, float_format: str = "{:.2f}", caption: str | None = None) -> str:
+    """A booktabs ``tabular`` (wrapped in a ``table`` with caption when one is given)."""
+    numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
+    spec = "".join("r" if n else "l" for n in numeric)
+    body = [" & ".join(_latex_escape(str(c)) for c in df.columns) + r" \\", r"\midrule"]
+    for row in df.itertuples(index=False):
+        body.append(" & ".join(_latex_escape(_cell(v, float_format)) for v in row) + r" \\")
+    tabular = "\n".join([rf"\begin{{tabular}}{{{spec}}}", r"\toprule", *body, r"\bottomrule", r"\end{tabular}"])
+    if caption:
+        return "\n".join([r"\begin{table}[t]", r"\centering", tabular,
+                          rf"\caption{{{_latex_escape(caption)}}}", r"\end{table}"]) + "\n"
+    return tabular + "\n"
+
+
+def write_table(df: pd.DataFrame, name: str, tables_dir: str | os.PathLike, float_format: str = "{:.2f}",
+                caption: str | None = None) -> list[Path]:
+    """Write ``df`` as ``<name>.csv`` (full precision), ``.md`` and ``.tex``, atomically."""
+    tables_dir = Path(tables_dir)
+    csv_path = tables_dir / f"{name}.csv"
+    with atomic_path(csv_path) as tmp:
+        df.to_csv(tmp, index=False, float_format="%.6g")
+    md = (f"{caption}\n\n" if caption else "") + markdown_table(df, float_format)
+    return [csv_path, write_text(tables_dir / f"{name}.md", md),
+            write_text(tables_dir / f"{name}.tex", latex_table(df, float_format, caption))]
+
+
+def check_table(checks_df: pd.DataFrame) -> pd.DataFrame:
+    """The closing check table of a notebook: claim, paper, ours, status (with a mark)."""
+    out = checks_df[["claim", "paper", "ours", "status", "detail"]].copy()
+    out["status"] = out["status"].map(lambda s: STATUS_MARKS.get(s, s))
+    return out

@@ -1,0 +1,47 @@
+"""Shared pytest fixtures. Synthetic data only; the real reference data come from ../shared
+and every test that needs them skips cleanly when that folder is absent."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import helpers  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    """(config JSON, checkpoint) of a tiny random open_clip model."""
+    return helpers.make_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def synthetic_root(tmp_path_factory):
+    """(CREPE data folder, image folder) of a small synthetic benchmark in the real layout."""
+    return helpers.synthetic_crepe_root(tmp_path_factory.mktemp("synthetic"))
+
+
+@pytest.fixture(scope="session")
+def loaded_tiny(tiny_model):
+    from crepe_utils.models import load_model
+    cfg, ckpt = tiny_model
+    return load_model(cfg.stem, pretrained=str(ckpt), model_config=str(cfg), device="cpu")
+
+
+@pytest.fixture
+def shared_crepe():
+    if not helpers.SHARED_CREPE.is_dir():
+        pytest.skip("../shared/data/crepe is not present")
+    return helpers.SHARED_CREPE
+
+
+@pytest.fixture
+def shared_winoground():
+    if not helpers.SHARED_WINOGROUND.is_dir():
+        pytest.skip("../shared/data/winoground is not present")
+    return helpers.SHARED_WINOGROUND

@@ -1,0 +1,251 @@
+"""The evaluation engine against a naive per-query reference, and every trap it handles."""
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import helpers
+from crepe_utils import data as D
+from crepe_utils import engine, evaluation, results
+from crepe_utils.images import ImageIndex
+
+
+def naive_ranks(loaded, queries, image_dir):
+    """The official protocol written out plainly: one query at a time, its own candidates only.
+
+    Image: open, RGB, torchvision crop(top=y, left=x, height, width), preprocess, encode alone.
+    Texts: open_clip's tokenizer, encode, normalise. Rank: candidates scoring at least as high as
+    the positive (pessimistic) and strictly higher (optimistic), from a plain argsort.
+    """
+    import torch
+    import torch.nn.functional as F
+    import torchvision.transforms.functional as TF
+    from PIL import Image
+
+    index = ImageIndex(image_dir)
+    out = []
+    with torch.no_grad():
+        for q in queries:
+            img = Image.open(index.path(q.image_id)).convert("RGB")
+            x, y, w, h = q.box
+            pixels = loaded.preprocess(TF.crop(img, y, x, h, w)).unsqueeze(0)
+            img_emb = F.normalize(loaded.model.encode_image(pixels), dim=-1)[0]
+            txt_emb = F.normalize(loaded.model.encode_text(loaded.tokenizer(list(q.candidates))), dim=-1)
+            scores = (txt_emb @ img_emb).numpy()
+            order = np.argsort(-scores, kind="stable")
+            position = int(np.where(order == 0)[0][0])          # where the positive landed
+            higher = int((scores[1:] > scores[0]).sum())
+            equal = int((scores[1:] == scores[0]).sum())
+            out.append((position, 1 + higher + equal, 1 + higher, equal))
+    return out
+
+
+def test_engine_ranks_equal_naive_reference(loaded_tiny, synthetic_root):
+    data_dir, image_dir = synthetic_root
+    qs = D.load_productivity(data_dir, complexities=(4, 5)).queries + \
+        D.load_systematicity(data_dir, "laion").queries
+    res = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=None)
+    ref = naive_ranks(loaded_tiny, res.queries, image_dir)
+    table = evaluation.per_query_table(res)
+    assert len(table) == len(qs) == len(ref)
+    assert table["rank"].tolist() == [r[1] for r in ref]
+    assert table["rank_optimistic"].tolist() == [r[2] for r in ref]
+    assert table["n_ties"].tolist() == [r[3] for r in ref]
+    # where nothing ties, the plain argsort position agrees with both ranks
+    untied = table["n_ties"] == 0
+    assert (table.loc[untied, "rank"] - 1).tolist() == [r[0] for r, u in zip(ref, untied) if u]
+    # and the scores themselves agree to float precision
+    naive_first = [float(s.split()[0]) for s in table["scores"]]
+    assert np.allclose(naive_first, table["score_positive"])
+
+
+def test_deduplication_counts(loaded_tiny, synthetic_root):
+    data_dir, image_dir = synthetic_root
+    qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
+    res = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=None)
+    assert res.stats["n_distinct_crops"] == len({(q.image_id, q.box) for q in qs})
+    assert res.stats["n_texts"] == len({c for q in qs for c in q.candidates})
+    assert res.stats["n_distinct_crops"] < len(qs)          # crops are shared across types
+
+
+def _tie_queries(image_id, box):
+    base = dict(benchmark="productivity", split="", complexity=4, train_data="", image_id=image_id, box=box)
+    return [
+        # the positive itself among the negatives: an exact tie
+        D.Query(hn_type="swap", positive="a red dog on a table", source="t:2",
+                negatives=("a table on a red dog", "a red dog on a table", "a blue dog"), **base),
+        # a negative that differs only in case and spacing: token-identical, so an exact tie
+        D.Query(hn_type="negate", positive="a red dog on a table", source="t:3",
+                negatives=("A red dog  on a TABLE", "a red dog not on a table"), **base),
+        D.Query(hn_type="atom", positive="a red dog on a table", source="t:4",
+                negatives=("a green dog on a table", "a red cat on a table"), **base),
+    ]
+
+
+def test_exact_ties_are_explicit(loaded_tiny, synthetic_root):
+    data_dir, image_dir = synthetic_root
+    q0 = D.load_productivity(data_dir, ["atom"], [4]).queries[0]
+    qs = _tie_queries(q0.image_id, q0.box)
+    res = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=None)
+    table = evaluation.per_query_table(res).set_index("query_id")
+    for qid in ("t:2", "t:3"):
+        row = table.loc[qid]
+        assert row["n_ties"] == 1
+        assert row["rank"] == row["rank_optimistic"] + 1      # pessimistic counts the tie against
+    assert table.loc["t:4", "n_ties"] == 0
+    assert res.stats["n_token_identical_merged"] == 1           # "A red dog  on a TABLE" merged
+    s = [float(v) for v in table.loc["t:3", "scores"].split()]
+    assert s[0] == s[1]                                          # bit-identical, not merely close
+
+
+def test_length_cut_keeps_every_rank(loaded_tiny, synthetic_root):
+    data_dir, image_dir = synthetic_root
+    qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
+    cut = engine.run(loaded_tiny, qs, ImageIndex(image_dir), length_cut=True)
+    full = engine.run(loaded_tiny, qs, ImageIndex(image_dir), length_cut=False)
+    assert cut.stats["length_cut"] and not full.stats["length_cut"]
+    a, b = evaluation.per_query_table(cut), evaluation.per_query_table(full)
+    assert a["rank"].tolist() == b["rank"].tolist()
+    texts = sorted({c for q in qs for c in q.candidates})
+    ea = engine.encode_texts(loaded_tiny, texts, length_cut=True)
+    eb = engine.encode_texts(loaded_tiny, texts, length_cut=False)
+    assert np.abs(ea - eb).max() < 1e-5
+
+
+def test_tokenize_matches_open_clip_and_truncation_policies(loaded_tiny):
+    tok = loaded_tiny.tokenizer
+    texts = ["a red dog on a table", "Two  CATS under the chair."]
+    ours = engine.tokenize(tok, texts)
+    theirs = tok(texts).numpy()
+    for ids, row in zip(ours.ids, theirs):
+        assert list(ids) == row[:len(ids)].tolist() and not row[len(ids):].any()
+    long = " ".join(["word"] * 100)
+    keep = engine.tokenize(tok, [long], "keep_eot")
+    official = engine.tokenize(tok, [long], "official")
+    assert keep.overlength[0] and len(keep.ids[0]) == 77 and keep.ids[0][-1] == tok.eot_token_id
+    assert official.ids[0][-1] != tok.eot_token_id and len(official.ids[0]) == 77
+    assert list(keep.ids[0]) == tok([long])[0].tolist()       # keep_eot is open_clip's behaviour
+    with pytest.raises(D.DataError, match="over the context length"):
+        engine.tokenize(tok, [long], "error")
+
+
+def test_overlength_captions_are_counted(loaded_tiny, synthetic_root):
+    data_dir, image_dir = synthetic_root
+    q0 = D.load_productivity(data_dir, ["atom"], [4]).queries[0]
+    q = D.Query(benchmark="productivity", hn_type="atom", split="", complexity=4, train_data="",
+                image_id=q0.image_id, box=q0.box, positive="a dog", source="x:2",
+                negatives=(" ".join(["cat"] * 90), "a cat"))
+    res = engine.run(loaded_tiny, [q], ImageIndex(image_dir))
+    assert res.stats["n_overlength_texts"] == 1
+    assert res.truncated.tolist() == [1]
+
+
+def test_missing_and_unreadable_images(loaded_tiny, synthetic_root, tmp_path):
+    data_dir, image_dir = synthetic_root
+    images = tmp_path / "images"
+    shutil.copytree(image_dir, images)
+    qs = D.load_productivity(data_dir, ["atom"], [4]).queries
+    victim = qs[0].image_id
+    next(images.rglob(f"{victim}.jpg")).unlink()
+    with pytest.raises(D.DataError, match=f"missing.*{victim}"):
+        engine.run(loaded_tiny, qs, ImageIndex(images))
+    res = engine.run(loaded_tiny, qs, ImageIndex(images), skip_missing_images=True)
+    n_victim = sum(q.image_id == victim for q in qs)
+    assert len(res.queries) == len(qs) - n_victim and len(res.skipped) == n_victim
+    # an unreadable file
+    other = qs[-1].image_id if qs[-1].image_id != victim else qs[1].image_id
+    next(images.rglob(f"{other}.jpg")).write_bytes(b"not a jpeg")
+    with pytest.raises(D.DataError, match="could not be read"):
+        engine.run(loaded_tiny, [q for q in qs if q.image_id != victim], ImageIndex(images))
+    res = engine.run(loaded_tiny, qs, ImageIndex(images), skip_missing_images=True)
+    assert {why for _, why in res.skipped} == {"missing image", "unreadable image"}
+
+
+def _files(root):
+    """Result files of a run, with the run-specific manifest section removed."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            if p.name == "manifest.json":
+                m = json.loads(p.read_text())
+                m.pop("run")
+                out[p.relative_to(root)] = json.dumps(m, sort_keys=True)
+            else:
+                out[p.relative_to(root)] = p.read_bytes()
+    return out
+
+
+def _evaluate(tiny_model, synthetic_root, out, cache, **kw):
+    cfg, ckpt = tiny_model
+    data_dir, image_dir = synthetic_root
+    return evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(4, 5),
+                               data_dir=data_dir, image_dir=image_dir, out=out, cache_dir=cache, kind="fixture",
+                               device="cpu", progress=False, n_boot=200, **kw)
+
+
+def test_cpu_fp32_runs_are_identical(tiny_model, synthetic_root, tmp_path):
+    _evaluate(tiny_model, synthetic_root, tmp_path / "a", False)
+    _evaluate(tiny_model, synthetic_root, tmp_path / "b", False)
+    a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
+    assert a.keys() == b.keys() and len(a) == 3
+    assert a == b
+
+
+def test_resume_after_crash_gives_identical_files(tiny_model, synthetic_root, tmp_path, monkeypatch):
+    _evaluate(tiny_model, synthetic_root, tmp_path / "clean", tmp_path / "cache-clean", text_batch_size=16)
+    real = engine.encode_token_ids
+    calls = {"n": 0}
+
+    def crash_on_second_shard(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt("simulated crash")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "encode_token_ids", crash_on_second_shard)
+    with pytest.raises(KeyboardInterrupt):
+        # 16-text batches, 8 batches per shard: 214 texts → two shards, the crash hits the second
+        _evaluate(tiny_model, synthetic_root, tmp_path / "resumed", tmp_path / "cache", text_batch_size=16)
+    assert not (tmp_path / "resumed").exists()                        # nothing half-written
+    shards = list((tmp_path / "cache").rglob("texts/shard-*.npz"))
+    assert len(shards) == 1                                            # the first shard survived
+    seen = []
+
+    def counting(loaded, ids, *args, **kwargs):
+        seen.append(len(ids))
+        return real(loaded, ids, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "encode_token_ids", counting)
+    _evaluate(tiny_model, synthetic_root, tmp_path / "resumed", tmp_path / "cache", text_batch_size=16)
+    assert sum(seen) < 214                                             # only the missing shard was encoded
+    assert _files(tmp_path / "clean") == _files(tmp_path / "resumed")
+
+
+def test_results_folder_round_trip(tiny_model, synthetic_root, tmp_path):
+    summary = _evaluate(tiny_model, synthetic_root, tmp_path / "r", False)
+    loaded = results.load_results(tmp_path / "r")
+    assert len(loaded) == len(summary) and set(loaded["kind"]) == {"fixture"}
+    per_query = results.load_per_query(loaded["result_dir"][0])
+    assert len(per_query) == int(summary["n_queries"].sum())
+    with gzip.open(next((tmp_path / "r").rglob("per_query.csv.gz")), "rt") as fh:
+        assert fh.readline().startswith("query_id,")
+    # R@1 recomputed from the per-query ranks
+    recomputed = per_query.groupby(["hn_type", "complexity"])["rank"].apply(lambda r: 100 * (r <= 1).mean())
+    for row in summary.itertuples():
+        assert recomputed[(row.hn_type, row.complexity)] == pytest.approx(row.r1)
+
+
+def test_precision_options_run_on_cpu(loaded_tiny, synthetic_root):
+    data_dir, image_dir = synthetic_root
+    qs = D.load_productivity(data_dir, ["atom"], [4]).queries
+    fp32 = evaluation.per_query_table(engine.run(loaded_tiny, qs, ImageIndex(image_dir), precision="fp32"))
+    bf16 = evaluation.per_query_table(engine.run(loaded_tiny, qs, ImageIndex(image_dir), precision="bf16"))
+    assert len(fp32) == len(bf16)
+    assert not np.allclose(fp32["score_positive"], bf16["score_positive"], atol=0, rtol=0)  # bf16 really ran
+    with pytest.raises(ValueError, match="precision"):
+        engine.run(loaded_tiny, qs, ImageIndex(image_dir), precision="fp8")
