@@ -74,7 +74,7 @@ $(BUILD)/%.ipynb: notebooks/%.ipynb $(PKG_SOURCES) $(EVAL_SUMMARIES) | $(VENV_ST
 data: data-crepe data-vg ## download CREPE's hard negatives and Visual Genome (about 15 GB)
 
 data-crepe: $(VENV_STAMP)
-	$(VPY) -m crepe_utils download crepe --dest $(CREPE_DATA)
+	$(VPY) -m crepe_utils download crepe --dest $(CREPE_DATA)/crepe
 
 data-vg: $(VENV_STAMP)
 	$(VPY) -m crepe_utils download vg --dest $(VG_IMAGES)

@@ -1,0 +1,567 @@
+"""The downloader against a loopback HTTP server: resume, verification, errors, extraction, CLI.
+
+The server (stdlib ``http.server`` on 127.0.0.1, port 0) serves fixture zips in CREPE's real layout,
+honours ``Range``/``If-Range``, logs every request, and can be told to answer an HTTP status, cut the
+connection after N bytes, ignore ``Range`` or redirect. Nothing here leaves the machine.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import zipfile
+from dataclasses import dataclass, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+import helpers
+from crepe_utils import datasets, download
+from crepe_utils.data import load_productivity
+from crepe_utils.datasets import Checksum, DatasetTableError, Extraction, RemoteFile
+from crepe_utils.download import MARKER_NAME, RECORD_NAME, DownloadError, Downloader
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROD_CSV = "prod_hard_negatives/atom/prod_vg_hard_negs_atom_complexity_4.csv"
+PROD_ROWS = [
+    dict(image_id=13, caption="red car next to a tree", x=237, y=391, width=402, height=208,
+         hard_negs=["blue car next to a tree", "red bus next to a tree", "red car under a tree",
+                    "red car next to a bush", "green car next to a tree"]),
+    dict(image_id=286, caption="man on a wooden chair", x=10, y=20, width=300, height=200,
+         hard_negs={"woman on a wooden chair", "man on a metal chair", "man under a wooden chair",
+                    "man on a wooden table", "boy on a wooden chair"}),
+]
+
+
+# ------------------------------------------------------------------------------- fixtures
+
+def git_blob_sha1(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def make_zip(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def prod_zip(tmp_path_factory) -> bytes:
+    """CREPE's productivity archive in its real layout, macOS junk included."""
+    csv_path = helpers.write_productivity_csv(tmp_path_factory.mktemp("csv") / "p.csv", PROD_ROWS, 4)
+    csv_bytes = csv_path.read_bytes()
+    return make_zip({
+        "prod_hard_negatives/": b"",
+        PROD_CSV: csv_bytes,
+        "prod_hard_negatives/swap/prod_vg_hard_negs_swap_complexity_4.csv": csv_bytes.replace(b"red", b"tan"),
+        "prod_hard_negatives/.DS_Store": b"\0junk",
+        "__MACOSX/prod_hard_negatives/atom/._prod_vg_hard_negs_atom_complexity_4.csv": b"\0junk",
+    })
+
+
+@pytest.fixture(scope="module")
+def syst_zip(tmp_path_factory) -> bytes:
+    path = helpers.write_systematicity_csv(tmp_path_factory.mktemp("syst") / "s.csv", [
+        dict(image_id=2, caption="a red brick sidewalk", x=346, y=329, width=452, height=269,
+             atom=["a white brick sidewalk"], comp=["a red mall and blue sidewalk"])])
+    return make_zip({"syst_hard_negatives/syst_vg_hard_negs_seen_compounds_in_laion.csv": path.read_bytes(),
+                     "__MACOSX/._x": b"junk"})
+
+
+@dataclass
+class Fault:
+    """What the server does to one request: answer ``status``, or cut the body after ``cut_after`` bytes."""
+
+    status: int | None = None
+    cut_after: int | None = None
+
+
+class LoopbackServer:
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.headers: dict[str, dict[str, str]] = {}     # path → extra response headers
+        self.faults: dict[str, list[Fault]] = {}         # path → faults, one per request, in order
+        self.ignore_range: set[str] = set()
+        self.redirects: dict[str, str] = {}              # path → Location
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.owner = self
+        self.base = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True)
+        self._thread.start()
+
+    def url(self, name: str) -> str:
+        return f"{self.base}/{name}"
+
+    def etag(self, path: str) -> str:
+        return '"%s"' % sha256(self.files[path])[:16]
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        srv: LoopbackServer = self.server.owner
+        srv.requests.append((self.path, dict(self.headers)))
+        if self.path in srv.redirects:
+            self.send_response(302)
+            self.send_header("Location", srv.redirects[self.path])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        queued = srv.faults.get(self.path)
+        fault = queued.pop(0) if queued else Fault()
+        if fault.status:
+            self.send_error(fault.status)
+            return
+        data = srv.files.get(self.path)
+        if data is None:
+            self.send_error(404)
+            return
+        start, status = 0, 200
+        wanted = self.headers.get("Range")
+        if wanted and self.path not in srv.ignore_range and self.headers.get("If-Range", srv.etag(self.path)) \
+                == srv.etag(self.path):
+            start, status = int(wanted.removeprefix("bytes=").split("-")[0]), 206
+        body = data[start:]
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", srv.etag(self.path))
+        self.send_header("Accept-Ranges", "bytes")
+        if status == 206:
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        for key, value in srv.headers.get(self.path, {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body if fault.cut_after is None else body[:fault.cut_after])
+
+
+@pytest.fixture
+def server():
+    srv = LoopbackServer()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def hermetic_env(monkeypatch, tmp_path):
+    """No proxies, tokens, mirrors or overrides leak in from the developer's environment."""
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "HF_TOKEN",
+                 "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", datasets.MIRROR_ENV, datasets.OVERRIDE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+
+
+def prod_entry(server: LoopbackServer, data: bytes, **changes) -> RemoteFile:
+    """The table's CREPE productivity entry, pointed at the server and pinned to ``data``."""
+    server.files.setdefault("/prod_hard_negatives.zip", data)
+    entry = next(f for f in datasets.FILES if f.name == "crepe-prod")
+    fields = dict(url=server.url("prod_hard_negatives.zip"), mirrors=(),
+                  checksum=Checksum("git-blob-sha1", git_blob_sha1(data)))
+    return replace(entry, **{**fields, **changes})
+
+
+def make_downloader(entries: list[RemoteFile], dest: Path, **kwargs) -> Downloader:
+    return Downloader(entries, dest, attempts=kwargs.pop("attempts", 3), retry_wait=0, out=io.StringIO(),
+                      **kwargs)
+
+
+def record(dest: Path) -> dict:
+    return json.loads((dest / RECORD_NAME).read_text())["files"]
+
+
+def leftovers(dest: Path) -> list[str]:
+    return sorted(p.name for p in dest.iterdir() if p.name.endswith((".part", ".part.json", ".bad")))
+
+
+# ------------------------------------------------------------------------------- happy path, extraction
+
+def test_download_verifies_records_and_extracts_in_archive_layout(server, prod_zip, tmp_path):
+    make_downloader([prod_entry(server, prod_zip)], tmp_path).run()
+
+    assert (tmp_path / PROD_CSV).is_file()
+    assert (tmp_path / "prod_hard_negatives/swap/prod_vg_hard_negs_swap_complexity_4.csv").is_file()
+    assert not list(tmp_path.rglob("__MACOSX")) and not list(tmp_path.rglob(".DS_Store"))
+    assert not list(tmp_path.glob(".crepe-extract-*")) and leftovers(tmp_path) == []
+    info = record(tmp_path)["prod_hard_negatives.zip"]
+    assert info["sha256"] == sha256(prod_zip)
+    assert info["digests"]["git-blob-sha1"] == git_blob_sha1(prod_zip)
+    assert info["url"] == server.url("prod_hard_negatives.zip")
+    marker = json.loads((tmp_path / "prod_hard_negatives" / MARKER_NAME).read_text())
+    assert marker["sha256"] == sha256(prod_zip) and marker["files"] == 2   # junk entries skipped
+    queries = load_productivity(tmp_path, ["atom"], [4])
+    assert [q.image_id for q in queries] == ["13", "286"]
+    assert queries.queries[0].positive == "red car next to a tree"
+
+
+def test_bare_archive_lands_under_its_folder(server, tmp_path):
+    data = make_zip({"atom/prod_vg_hard_negs_atom_complexity_4.csv": b"image_id\n"})
+    make_downloader([prod_entry(server, data)], tmp_path).run()
+    assert (tmp_path / PROD_CSV).read_bytes() == b"image_id\n"
+
+
+def test_archive_without_required_top_folder_is_refused(server, tmp_path):
+    data = make_zip({"1.jpg": b"jpeg", "2.jpg": b"jpeg"})
+    entry = prod_entry(server, data, extract=Extraction("VG_100K", root_required=True))
+    with pytest.raises(DownloadError, match=r"should hold everything under VG_100K/.*\['1.jpg', '2.jpg'\]"):
+        make_downloader([entry], tmp_path).run()
+    assert not (tmp_path / "prod_hard_negatives.zip").exists() and not (tmp_path / "VG_100K").exists()
+
+
+def test_interrupted_extraction_is_redone_and_hand_placed_folders_are_left_alone(server, prod_zip, tmp_path):
+    entry = prod_entry(server, prod_zip)
+    make_downloader([entry], tmp_path).run()
+    # simulate a crash mid-extraction of a rerun: extracted folder gone, temporary folder half full
+    shutil.rmtree(tmp_path / "prod_hard_negatives")
+    (tmp_path / ".crepe-extract-prod_hard_negatives-x/prod_hard_negatives").mkdir(parents=True)
+    server.requests.clear()
+    make_downloader([entry], tmp_path).run()
+    assert (tmp_path / PROD_CSV).is_file() and not list(tmp_path.glob(".crepe-extract-*"))
+    assert server.requests == []   # the verified zip was reused
+
+    by_hand = tmp_path / "other"
+    (by_hand / "prod_hard_negatives").mkdir(parents=True)
+    (by_hand / "prod_hard_negatives/mine.csv").write_text("keep me")
+    downloader = make_downloader([entry], by_hand)
+    downloader.run()
+    assert (by_hand / "prod_hard_negatives/mine.csv").read_text() == "keep me"
+    assert not (by_hand / "prod_hard_negatives.zip").exists() and server.requests == []
+    assert "not extracted by this tool" in downloader.out.getvalue()
+
+
+def test_remove_archives_keeps_the_record_and_skips_next_time(server, prod_zip, tmp_path):
+    entry = prod_entry(server, prod_zip)
+    make_downloader([entry], tmp_path, remove_archives=True).run()
+    assert not (tmp_path / "prod_hard_negatives.zip").exists() and (tmp_path / PROD_CSV).is_file()
+    assert record(tmp_path)["prod_hard_negatives.zip"]["sha256"] == sha256(prod_zip)
+    server.requests.clear()
+    make_downloader([entry], tmp_path).run()
+    assert server.requests == []
+
+
+# ------------------------------------------------------------------------------- already present
+
+def test_verified_files_are_neither_fetched_nor_hashed_again(server, prod_zip, tmp_path, monkeypatch):
+    entry = prod_entry(server, prod_zip)
+    make_downloader([entry], tmp_path).run()
+    server.requests.clear()
+
+    def no_hashing(*args, **kwargs):
+        raise AssertionError("a verified file was hashed again")
+
+    monkeypatch.setattr(download, "_digests", no_hashing)
+    downloader = make_downloader([entry], tmp_path)
+    downloader.run()
+    assert server.requests == []
+    assert "already extracted and verified" in downloader.out.getvalue()
+    shutil.rmtree(tmp_path / "prod_hard_negatives")   # the zip's record (size, mtime) still vouches for it
+    make_downloader([entry], tmp_path).run()
+    assert server.requests == [] and (tmp_path / PROD_CSV).is_file()
+
+
+def test_bad_local_copy_is_moved_aside_and_downloaded_again(server, prod_zip, tmp_path):
+    (tmp_path / "prod_hard_negatives.zip").write_bytes(b"not the archive")
+    downloader = make_downloader([prod_entry(server, prod_zip)], tmp_path)
+    downloader.run()
+    assert (tmp_path / "prod_hard_negatives.zip.bad").read_bytes() == b"not the archive"
+    assert (tmp_path / "prod_hard_negatives.zip").read_bytes() == prod_zip
+    assert "failed verification" in downloader.out.getvalue()
+
+
+# ------------------------------------------------------------------------------- verification
+
+def test_checksum_mismatch_deletes_the_download_and_says_expected_vs_got(server, prod_zip, tmp_path):
+    wrong = prod_zip[:-10] + b"0123456789"
+    server.files["/prod_hard_negatives.zip"] = wrong           # the server serves wrong bytes
+    entry = prod_entry(server, prod_zip)
+    with pytest.raises(DownloadError) as err:
+        make_downloader([entry], tmp_path).run()
+    message = str(err.value)
+    assert f"expected {git_blob_sha1(prod_zip)}" in message and f"got {git_blob_sha1(wrong)}" in message
+    assert server.url("prod_hard_negatives.zip") in message
+    assert str(tmp_path.resolve() / "prod_hard_negatives.zip") in message    # where to place it by hand
+    assert not (tmp_path / "prod_hard_negatives.zip").exists() and leftovers(tmp_path) == []
+    assert not (tmp_path / "prod_hard_negatives").exists()
+
+
+def test_unpinned_file_is_checked_against_its_first_download(server, prod_zip, tmp_path):
+    entry = prod_entry(server, prod_zip, checksum=None, name="vg-images-1")
+    make_downloader([entry], tmp_path).run()
+    assert record(tmp_path)["prod_hard_negatives.zip"]["checksum"] is None
+    (tmp_path / "prod_hard_negatives.zip").unlink()
+    shutil.rmtree(tmp_path / "prod_hard_negatives")
+    server.files["/prod_hard_negatives.zip"] = make_zip({"prod_hard_negatives/x.csv": b"changed upstream"})
+    with pytest.raises(DownloadError, match="recorded at the first download"):
+        make_downloader([entry], tmp_path).run()
+
+
+# ------------------------------------------------------------------------------- resume
+
+def test_cut_connection_is_retried_with_a_range_request(server, prod_zip, tmp_path):
+    cut = len(prod_zip) // 3
+    server.faults["/prod_hard_negatives.zip"] = [Fault(cut_after=cut)]
+    make_downloader([prod_entry(server, prod_zip)], tmp_path).run()
+    assert len(server.requests) == 2
+    retry = server.requests[1][1]
+    assert retry["Range"] == f"bytes={cut}-" and retry["If-Range"] == server.etag("/prod_hard_negatives.zip")
+    assert (tmp_path / "prod_hard_negatives.zip").read_bytes() == prod_zip
+
+
+def test_interrupted_run_leaves_a_part_file_that_the_next_run_resumes(server, prod_zip, tmp_path):
+    cut = len(prod_zip) // 2
+    server.faults["/prod_hard_negatives.zip"] = [Fault(cut_after=cut)]
+    entry = prod_entry(server, prod_zip)
+    with pytest.raises(DownloadError, match=r"(?s)connection closed.*next run resumes it"):
+        make_downloader([entry], tmp_path, attempts=1).run()
+    assert (tmp_path / "prod_hard_negatives.zip.part").stat().st_size == cut
+    assert not (tmp_path / "prod_hard_negatives.zip").exists()      # a partial never passes as complete
+
+    make_downloader([entry], tmp_path).run()
+    assert server.requests[-1][1]["Range"] == f"bytes={cut}-"
+    assert record(tmp_path)["prod_hard_negatives.zip"]["sha256"] == sha256(prod_zip)
+    assert leftovers(tmp_path) == []
+
+
+def test_server_ignoring_range_restarts_cleanly(server, prod_zip, tmp_path):
+    server.faults["/prod_hard_negatives.zip"] = [Fault(cut_after=100)]
+    server.ignore_range.add("/prod_hard_negatives.zip")
+    downloader = make_downloader([prod_entry(server, prod_zip)], tmp_path)
+    downloader.run()
+    assert server.requests[1][1]["Range"] == "bytes=100-"
+    assert (tmp_path / "prod_hard_negatives.zip").read_bytes() == prod_zip     # not 100 bytes too many
+    assert "ignored the range request" in downloader.out.getvalue()
+
+
+def test_rejected_range_discards_the_partial_and_restarts(server, prod_zip, tmp_path):
+    server.faults["/prod_hard_negatives.zip"] = [Fault(cut_after=100), Fault(status=416)]
+    make_downloader([prod_entry(server, prod_zip)], tmp_path).run()
+    assert [headers.get("Range") for _, headers in server.requests] == [None, "bytes=100-", None]
+    assert (tmp_path / "prod_hard_negatives.zip").read_bytes() == prod_zip
+
+
+def test_changed_remote_file_restarts_through_if_range(server, prod_zip, syst_zip, tmp_path):
+    server.faults["/prod_hard_negatives.zip"] = [Fault(cut_after=100)]
+    entry = prod_entry(server, prod_zip)
+    with pytest.raises(DownloadError):
+        make_downloader([entry], tmp_path, attempts=1).run()
+    old_etag = server.etag("/prod_hard_negatives.zip")
+    new = make_zip({"prod_hard_negatives/new.csv": b"new release"})
+    server.files["/prod_hard_negatives.zip"] = new
+    make_downloader([replace(entry, checksum=Checksum("sha256", sha256(new)))], tmp_path).run()
+    assert server.requests[-1][1]["If-Range"] == old_etag
+    assert (tmp_path / "prod_hard_negatives.zip").read_bytes() == new
+
+
+# ------------------------------------------------------------------------------- errors
+
+def test_404_names_the_url_and_where_to_place_the_file(server, prod_zip, tmp_path):
+    entry = prod_entry(server, prod_zip, url=server.url("missing.zip"))
+    with pytest.raises(DownloadError) as err:
+        make_downloader([entry], tmp_path).run()
+    message = str(err.value)
+    assert f"{server.url('missing.zip')}: HTTP 404" in message
+    assert str(tmp_path.resolve() / "prod_hard_negatives.zip") in message
+    assert "revision" not in message          # a pinned commit of CREPE does not move
+    assert len(server.requests) == 1                        # a 404 is not retried
+
+
+def test_mirror_is_tried_when_the_url_fails(server, prod_zip, tmp_path):
+    entry = prod_entry(server, prod_zip, url=server.url("missing.zip"),
+                       mirrors=(server.url("prod_hard_negatives.zip"),))
+    make_downloader([entry], tmp_path).run()
+    assert [path for path, _ in server.requests] == ["/missing.zip", "/prod_hard_negatives.zip"]
+    assert record(tmp_path)["prod_hard_negatives.zip"]["url"] == server.url("prod_hard_negatives.zip")
+
+
+def test_server_errors_are_retried(server, prod_zip, tmp_path):
+    server.faults["/prod_hard_negatives.zip"] = [Fault(status=503)]
+    make_downloader([prod_entry(server, prod_zip)], tmp_path).run()
+    assert len(server.requests) == 2 and (tmp_path / "prod_hard_negatives.zip").is_file()
+
+
+def test_no_network_gives_a_clear_error(prod_zip, tmp_path):
+    with socket.socket() as sock:           # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/prod_hard_negatives.zip"
+    entry = replace(next(f for f in datasets.FILES if f.name == "crepe-prod"), url=url, mirrors=())
+    with pytest.raises(DownloadError) as err:
+        make_downloader([entry], tmp_path).run()
+    assert f"{url}: cannot connect" in str(err.value) and "CREPE_MIRROR" in str(err.value)
+    assert not (tmp_path / "prod_hard_negatives.zip").exists()
+
+
+def test_short_disk_is_refused_before_any_request(server, prod_zip, tmp_path, monkeypatch):
+    monkeypatch.setattr(download.shutil, "disk_usage", lambda path: type("U", (), {"free": 10**6})())
+    entry = prod_entry(server, prod_zip, approx_size=5 * 10**9)   # download + extraction: 10 GB
+    with pytest.raises(DownloadError, match=r"Not enough disk space.*10\.0 GB.*1\.0 MB free"):
+        make_downloader([entry], tmp_path).run()
+    assert server.requests == []
+
+
+# ------------------------------------------------------------------------------- Winoground (gated)
+
+def winoground_override(server: LoopbackServer, tmp_path: Path, images_zip: bytes) -> dict[str, str]:
+    server.files["/examples.jsonl"] = b'{"id": 0, "caption_0": "an old person kisses a young person"}\n'
+    server.files["/images.zip"] = images_zip
+    override = tmp_path / "override.json"
+    override.write_text(json.dumps({"winoground-examples": {"url": server.url("examples.jsonl")},
+                                    "winoground-images": {"url": server.url("images.zip")}}))
+    return {datasets.OVERRIDE_ENV: str(override)}
+
+
+def test_winoground_without_token_fails_before_any_request(tmp_path, monkeypatch):
+    def no_requests(*args, **kwargs):
+        raise AssertionError("a request was made without a token")
+
+    monkeypatch.setattr(Downloader, "_open", no_requests)
+    entries = datasets.files_for("winoground", environ={})
+    assert download.hub_token({"HF_HOME": str(tmp_path)}) is None
+    with pytest.raises(DownloadError) as err:
+        make_downloader(entries, tmp_path / "wg").run()
+    message = str(err.value)
+    assert "https://huggingface.co/datasets/facebook/winoground" in message and "accept the terms" in message
+    assert "export HF_TOKEN=" in message and "huggingface.co/settings/tokens" in message
+    assert str((tmp_path / "wg").resolve() / "examples.jsonl") in message
+    assert str((tmp_path / "wg").resolve() / "images") in message
+
+
+def test_token_sources(tmp_path):
+    assert download.hub_token({"HUGGING_FACE_HUB_TOKEN": " hf_b "}) == "hf_b"
+    assert download.hub_token({"HF_TOKEN": "hf_a", "HUGGING_FACE_HUB_TOKEN": "hf_b"}) == "hf_a"
+    (tmp_path / "token").write_text("hf_from_login\n")          # what `huggingface-cli login` writes
+    assert download.hub_token({"HF_HOME": str(tmp_path)}) == "hf_from_login"
+
+
+def test_winoground_with_token_sends_it_and_records_the_commit(server, tmp_path):
+    images = make_zip({"images/ex_0_img_0.png": b"png0", "images/ex_0_img_1.png": b"png1"})
+    env = winoground_override(server, tmp_path, images)
+    server.headers["/examples.jsonl"] = {"X-Repo-Commit": "c" * 40}
+    server.headers["/images.zip"] = {"X-Linked-Etag": f'"{sha256(images)}"', "X-Repo-Commit": "c" * 40}
+    dest = tmp_path / "wg"
+    make_downloader(datasets.files_for("winoground", environ=env), dest, token="hf_fixture").run()
+
+    assert {headers.get("Authorization") for _, headers in server.requests} == {"Bearer hf_fixture"}
+    assert (dest / "images/ex_0_img_1.png").read_bytes() == b"png1"
+    info = record(dest)
+    assert info["examples.jsonl"]["resolved_revision"] == "c" * 40
+    assert info["images.zip"]["revision"] == datasets.WINOGROUND_REVISION
+    assert info["images.zip"]["sha256"] == sha256(images)
+
+
+def test_winoground_hub_checksum_mismatch_is_refused(server, tmp_path):
+    images = make_zip({"images/ex_0_img_0.png": b"png0"})
+    env = winoground_override(server, tmp_path, images)
+    server.headers["/images.zip"] = {"X-Linked-Etag": '"' + "0" * 64 + '"'}
+    with pytest.raises(DownloadError, match="X-Linked-Etag"):
+        make_downloader(datasets.files_for("winoground", environ=env), tmp_path / "wg", token="hf_x").run()
+    assert not (tmp_path / "wg/images.zip").exists()
+
+
+@pytest.mark.parametrize("status, explanation", [(401, "token was refused"), (403, "not accepted")])
+def test_winoground_refused_token_explains_the_gating(server, tmp_path, status, explanation):
+    env = winoground_override(server, tmp_path, make_zip({"images/a.png": b"a"}))
+    server.faults["/examples.jsonl"] = [Fault(status=status)]
+    with pytest.raises(DownloadError, match=f"(?s)HTTP {status}.*{explanation}.*accept the terms"):
+        make_downloader(datasets.files_for("winoground", environ=env), tmp_path / "wg", token="hf_x").run()
+
+
+def test_winoground_missing_at_pinned_revision_suggests_an_override(server, tmp_path):
+    env = winoground_override(server, tmp_path, make_zip({"images/a.png": b"a"}))
+    del server.files["/examples.jsonl"]
+    with pytest.raises(DownloadError) as err:
+        make_downloader(datasets.files_for("winoground", environ=env), tmp_path / "wg", token="hf_x").run()
+    assert "HTTP 404" in str(err.value) and datasets.WINOGROUND_REVISION in str(err.value)
+    assert '{"winoground-examples": {"revision": "main"}}' in str(err.value)
+
+
+def test_token_is_not_forwarded_to_another_host(server, tmp_path):
+    env = winoground_override(server, tmp_path, make_zip({"images/a.png": b"a"}))
+    server.files["/elsewhere/examples.jsonl"] = server.files["/examples.jsonl"]
+    server.redirects["/examples.jsonl"] = server.url("elsewhere/examples.jsonl").replace("127.0.0.1", "localhost")
+    entries = datasets.files_for("winoground", environ=env)[:1]
+    make_downloader(entries, tmp_path / "wg", token="hf_secret").run()
+    first, second = server.requests[0][1], server.requests[1][1]
+    assert first["Authorization"] == "Bearer hf_secret" and "Authorization" not in second
+    assert second["Host"].startswith("localhost")
+
+
+def test_mirror_never_receives_the_token(server, tmp_path):
+    entries = datasets.files_for("winoground", environ={datasets.MIRROR_ENV: server.base + "/"})
+    assert [e.url for e in entries] == [server.url("examples.jsonl"), server.url("images.zip")]
+    assert not any(e.hub for e in entries)
+
+
+# ------------------------------------------------------------------------------- table and overrides
+
+def test_table_pins_what_the_reference_gives():
+    by_name = {f.name: f for f in datasets.FILES}
+    assert by_name["crepe-prod"].urls()[0] == (
+        "https://raw.githubusercontent.com/RAIVNLab/CREPE/1fa81c425f442396fe304f170c8eb6dc0747c814/"
+        "data/prod_hard_negatives.zip")
+    assert by_name["crepe-syst"].checksum == Checksum("git-blob-sha1", "54eebe3a52eaacd978a08f2a5c1aaa7e53b82b4b")
+    assert by_name["vg-images-1"].checksum is None and by_name["vg-images-1"].extract.folder == "VG_100K"
+    wg_images = by_name["winoground-images"].urls()[0]
+    assert "/resolve/b400e173549071916ad1b3d449293bc8d8b4b763/data/images.zip" in wg_images
+    assert all(f.sources and f.licence for f in datasets.FILES)
+
+
+def test_override_errors_name_the_file_and_the_problem(tmp_path):
+    override = tmp_path / "o.json"
+    override.write_text(json.dumps({"crepe-prodd": {"url": "x"}}))
+    with pytest.raises(DatasetTableError, match=r"unknown entries \['crepe-prodd'\]"):
+        datasets.files_for("crepe", environ={datasets.OVERRIDE_ENV: str(override)})
+    override.write_text(json.dumps({"crepe-prod": {"checksum": {"kind": "sha256", "value": "abc"}}}))
+    with pytest.raises(DatasetTableError, match="64 lower-case hex digits"):
+        datasets.files_for("crepe", environ={datasets.OVERRIDE_ENV: str(override)})
+    override.write_text(json.dumps({"crepe-prod": {"sha": "x"}}))
+    with pytest.raises(DatasetTableError, match=r"unknown field\(s\) \['sha'\]"):
+        datasets.files_for("crepe", environ={datasets.OVERRIDE_ENV: str(override)})
+
+
+# ------------------------------------------------------------------------------- end to end
+
+def test_cli_end_to_end_with_mirror_and_override(server, prod_zip, syst_zip, tmp_path):
+    server.files["/prod_hard_negatives.zip"] = prod_zip
+    server.files["/syst_hard_negatives.zip"] = syst_zip
+    override = tmp_path / "override.json"
+    override.write_text(json.dumps({
+        "crepe-prod": {"checksum": {"kind": "git-blob-sha1", "value": git_blob_sha1(prod_zip)}},
+        "crepe-syst": {"checksum": {"kind": "sha256", "value": sha256(syst_zip)}, "size": len(syst_zip)},
+    }))
+    dest = tmp_path / "crepe"
+    env = {**os.environ, datasets.MIRROR_ENV: server.base, datasets.OVERRIDE_ENV: str(override),
+           "no_proxy": "*"}
+    command = [sys.executable, "-m", "crepe_utils", "download", "crepe", "--dest", str(dest), "--yes"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "Plan for" in done.stdout and "syst_hard_negatives.zip" in done.stdout
+    assert sorted(path for path, _ in server.requests) == ["/prod_hard_negatives.zip", "/syst_hard_negatives.zip"]
+    queries = load_productivity(dest, ["atom"], [4])
+    assert len(queries) == len(PROD_ROWS) and queries.queries[1].image_id == "286"
+    assert (dest / "syst_hard_negatives/syst_vg_hard_negs_seen_compounds_in_laion.csv").is_file()
+
+    server.files["/syst_hard_negatives.zip"] = b"broken"
+    (dest / "syst_hard_negatives.zip").unlink()
+    shutil.rmtree(dest / "syst_hard_negatives")
+    failed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT)
+    assert failed.returncode != 0
+    assert "error:" in failed.stderr and "offers 6 bytes" in failed.stderr
