@@ -14,6 +14,7 @@ test can hand it wrong input and watch it fail.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -132,30 +133,23 @@ def check_productivity_totals(stats: dict | None, claims: pd.DataFrame | None = 
 
 # ------------------------------------------------------------------ granularity
 
-def check_granularity(published: pd.DataFrame, query_counts: dict[tuple[str, int], int] | None) -> list[Check]:
+def check_granularity(published_prod: pd.DataFrame, query_counts: dict[tuple[str, int], int] | None) -> list[Check]:
     """Every published productivity R@1 must be 100·k/N (to two decimals) for an integer k.
 
     ``query_counts`` maps (hn_type, complexity) to N, the query count of that CSV. A value that
     is not k/N cannot come from the released file (or was computed over a different set).
     """
+    from .analysis import granularity_table
     if not query_counts:
         return [Check("Published productivity R@1 are k/N for the released files", "—", "—", NEEDS,
                       "no productivity CSVs found", "granularity")]
-    out = []
-    bad = []
-    for row in published.itertuples():
-        n = query_counts.get((row.hn_type, int(row.complexity)))
-        if n is None:
-            bad.append(f"{row.model} {row.hn_type} n={row.complexity}: no file")
-            continue
-        k = round(row.r1 * n / 100.0)
-        if not math.isclose(round(100.0 * k / n, 2), row.r1, abs_tol=1e-9):
-            bad.append(f"{row.model} {row.hn_type} n={row.complexity}: {row.r1:.2f} is not k/{n}")
-    n_vals = len(published)
-    out.append(Check("Published productivity R@1 are k/N for the released files",
-                     f"{n_vals} values", f"{n_vals - len(bad)} of {n_vals} are k/N",
-                     PASS if not bad else FAIL, "; ".join(bad[:10]), "granularity"))
-    return out
+    table = granularity_table(published_prod, query_counts)
+    bad = table[~table["is_k_over_n"]]
+    detail = "; ".join(f"{r.model} {r.hn_type} n={r.complexity}: {r.r1_paper:.2f} is not k/{r.N}"
+                       for r in bad.itertuples())
+    n = len(table)
+    return [Check("Published productivity R@1 are k/N for the released files", f"{n} values",
+                  f"{n - len(bad)} of {n} are k/N", PASS if bad.empty else FAIL, detail, "granularity")]
 
 
 # ------------------------------------------------------------------ systematicity claims
@@ -291,7 +285,7 @@ def check_r2(syst: pd.DataFrame | None = None, prod: pd.DataFrame | None = None,
 # ------------------------------------------------------------------ evaluated against published
 
 def check_evaluated_against_published(evaluated: pd.DataFrame, published: pd.DataFrame, keys: list[str],
-                                      tolerance: float = 0.5) -> list[Check]:
+                                      tolerance: float = 0.5, what: str = "") -> list[Check]:
     """Evaluated R@1 (kind "evaluated" only) against the published value of the same cell.
 
     ``published`` has ``keys`` + ``r1``; ``evaluated`` has ``keys`` + ``r1`` + ``kind``. Toy and
@@ -299,7 +293,7 @@ def check_evaluated_against_published(evaluated: pd.DataFrame, published: pd.Dat
     """
     ev = evaluated[evaluated["kind"] == "evaluated"] if "kind" in evaluated else evaluated
     if ev.empty:
-        return [Check("Evaluated R@1 reproduce the published values", "—", "—", NEEDS,
+        return [Check(f"Evaluated {what} R@1 reproduce the published values".replace("  ", " "), "—", "—", NEEDS,
                       "no evaluated results on the real data", "evaluated")]
     merged = ev.merge(published, on=keys, suffixes=("", "_paper"))
     out = []
@@ -310,3 +304,64 @@ def check_evaluated_against_published(evaluated: pd.DataFrame, published: pd.Dat
                          PASS if abs(diff) <= tolerance else FAIL, f"difference {diff:+.2f} points "
                          f"(tolerance {tolerance})", "evaluated"))
     return out
+
+
+# ------------------------------------------------------------------ everything, for `make check`
+
+def run_all(data_dir=None, results_dir=None, toy_dir=None, token_lengths: bool = False) -> list[Check]:
+    """Every check that the available data and results allow (the `make check` list)."""
+    from . import analysis, paths, results, validation
+    out = (check_chance_levels() + check_dataset_totals() + check_printed_deltas() + check_headline_drop()
+           + check_comp_direction() + check_productivity_trends())
+    for source in published.IMAGENET_SOURCES:
+        out += check_r2(source=source)
+    crepe = paths.crepe_dir(data_dir)
+    report = validation.validate(crepe, token_lengths=token_lengths) if crepe is not None else None
+    prod_queries = None
+    if report is not None and report.ok:
+        from . import data as D
+        prod_queries = D.load_productivity(crepe).queries
+    out += check_productivity_totals(report.stats if report is not None and report.stats else None)
+    out += check_granularity(published.productivity(),
+                             validation.query_counts(prod_queries) if prod_queries else None)
+    if report is not None and not report.ok:
+        out.append(Check("The CREPE data folder validates", "no errors", f"{len(report.errors)} error(s)", FAIL,
+                         "; ".join(report.errors[:3]), "data"))
+    evaluated = results.load_results(results_dir)
+    prod_ev = analysis.productivity_evaluated(evaluated)
+    out += check_evaluated_against_published(prod_ev, published.productivity()[["model", "hn_type", "complexity", "r1"]],
+                                             ["model", "hn_type", "complexity"], what="productivity")
+    syst_ev = evaluated[evaluated["benchmark"] == "systematicity"].rename(columns={"hn_type": "hn_set"})
+    out += check_evaluated_against_published(syst_ev, published.systematicity()[["model", "hn_set", "split", "r1"]],
+                                             ["model", "hn_set", "split"], what="systematicity")
+    swap8 = analysis.evaluated_swap_r2_inputs(evaluated, 8)
+    if len(swap8) >= 3:
+        out = [c for c in out if "n=8" not in c.claim] + [
+            c for c in check_r2(evaluated_swap8=swap8) if "n=8" in c.claim]
+    return out
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--data-dir", default=None, help="CREPE CSVs (default: $CREPE_DATA/crepe, else ../shared)")
+    parser.add_argument("--results-dir", default="results/evaluated", help="evaluated results (if any)")
+    parser.add_argument("--toy-dir", default="results/toy", help="toy-world output (if any)")
+    parser.add_argument("--tables-dir", default="tables", help="where checks.{csv,md,tex} are written")
+
+
+def run(args) -> int:
+    from .reporting import write_table
+    checks = run_all(args.data_dir, args.results_dir, args.toy_dir)
+    df = to_frame(checks)
+    write_table(df, "checks", args.tables_dir, caption="Every checked claim of the CREPE and Winoground papers")
+    counts = df["status"].value_counts()
+    width = max(len(c.claim) for c in checks)
+    for c in checks:
+        print(f"{c.status:>20}  {c.claim:<{width}}  paper: {c.paper}  ours: {c.ours}")
+    print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    bad = failures(checks)
+    if bad:
+        print(f"\n{len(bad)} check(s) failed:", file=sys.stderr)
+        for c in bad:
+            print(f"  - {c.claim}: paper {c.paper}, ours {c.ours}. {c.detail}", file=sys.stderr)
+        return 1
+    return 0

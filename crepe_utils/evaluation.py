@@ -41,7 +41,7 @@ def load_queries(benchmark: str, data_dir, hn_types=None, train_data: str | None
         if not train_data:
             raise ValueError("systematicity needs train_data (cc12m, yfcc or laion): the split depends on "
                              "the model's training set")
-        return D.load_systematicity(data_dir, train_data, hn_types or ("atom", "comp"),
+        return D.load_systematicity(data_dir, train_data, hn_types or D.SYST_HN_TYPES,
                                     on_bad_row=on_bad_row, empty_negatives=empty_negatives)
     raise ValueError(f"benchmark must be one of {BENCHMARKS}, got {benchmark!r}")
 

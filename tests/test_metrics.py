@@ -1,0 +1,70 @@
+"""Ranks, recall and intervals against plain reference computations."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from crepe_utils import metrics
+from crepe_utils.correlation import r_squared, r_squared_with_uncertainty
+
+
+def test_ranks_match_a_naive_loop_with_ties():
+    rng = np.random.default_rng(0)
+    scores = rng.integers(0, 4, size=(500, 6)).astype(float)   # many exact ties
+    r = metrics.ranks_from_scores(scores)
+    for i, row in enumerate(scores):
+        assert r.pessimistic[i] == 1 + sum(s >= row[0] for s in row[1:])
+        assert r.optimistic[i] == 1 + sum(s > row[0] for s in row[1:])
+        assert r.n_ties[i] == sum(s == row[0] for s in row[1:])
+
+
+def test_ranks_with_padding_mask():
+    scores = np.array([[0.5, 0.9, 0.1, -np.inf], [0.5, 0.2, 0.5, 0.7]])
+    mask = np.array([[1, 1, 1, 0], [1, 1, 1, 1]], dtype=bool)
+    r = metrics.ranks_from_scores(scores, mask)
+    assert r.pessimistic.tolist() == [2, 3] and r.optimistic.tolist() == [2, 2]
+
+
+def test_recall_and_ranks_summary():
+    ranks = np.array([1, 1, 2, 3, 5, 11])
+    assert metrics.recall_at_k(ranks, 1) == pytest.approx(100 * 2 / 6)
+    assert metrics.recall_at_k(ranks, 5) == pytest.approx(100 * 5 / 6)
+    # the official median: floor(median(0-based)) + 1
+    assert metrics.median_rank(ranks) == np.floor(np.median(ranks - 1)) + 1 == 2
+    s = metrics.summarize(metrics.Ranks(ranks, ranks - (ranks > 1), (ranks > 1).astype(int)), np.full(6, 6))
+    assert s["r1"] == pytest.approx(100 * 2 / 6) and s["r1_optimistic"] == pytest.approx(100 * 3 / 6)
+    assert s["chance_r1"] == pytest.approx(100 / 6) and s["n_tied_queries"] == 4
+    assert np.isnan(metrics.recall_at_k(np.array([]), 1))
+
+
+def test_bootstrap_intervals():
+    rng = np.random.default_rng(1)
+    hits = 100.0 * (rng.random(2000) < 0.3)
+    lo, hi = metrics.bootstrap_mean_ci(hits, n_boot=4000)
+    se = hits.std(ddof=1) / np.sqrt(len(hits))
+    assert lo < hits.mean() < hi
+    assert hi - lo == pytest.approx(2 * 1.96 * se, rel=0.1)    # matches the normal approximation
+    lo2, hi2 = metrics.bootstrap_mean_ci(hits[:200], n_boot=4000)
+    assert hi2 - lo2 > 2 * (hi - lo)                            # fewer queries, wider interval
+    a, b = 100.0 * (rng.random(1500) < 0.5), 100.0 * (rng.random(1500) < 0.4)
+    dlo, dhi = metrics.bootstrap_delta_ci(a, b, n_boot=4000)
+    assert dlo < b.mean() - a.mean() < dhi < 0
+
+
+def test_r_squared_equals_pearson_squared():
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=7), rng.normal(size=7)
+    assert r_squared(x, y) == pytest.approx(stats.pearsonr(x, y)[0] ** 2)
+    assert np.isnan(r_squared([1, 1, 1], [1, 2, 3]))
+    with pytest.raises(ValueError):
+        r_squared([1, 2], [1, 2])
+
+
+def test_r_squared_interval_and_leave_one_out():
+    x = np.array([32.7, 34.8, 36.45, 62.96, 67.07, 69.21, 72.77])
+    y = np.array([43.35, 43.26, 39.26, 55.32, 57.18, 57.95, 59.11])
+    res = r_squared_with_uncertainty(x, y, n_boot=3000)
+    assert res.ci_low <= res.r2 <= res.ci_high and res.loo_min <= res.r2 <= res.loo_max
+    loo = [r_squared(np.delete(x, i), np.delete(y, i)) for i in range(7)]
+    assert res.loo_min == pytest.approx(min(loo)) and res.loo_max == pytest.approx(max(loo))

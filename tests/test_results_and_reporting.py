@@ -1,0 +1,71 @@
+"""The results format, atomic writes and the table/figure writers."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from crepe_utils import atomic, reporting, results
+
+
+def _summary():
+    row = {c: 0 for c in results.SUMMARY_COLUMNS}
+    row.update(model="m", benchmark="productivity", hn_type="atom", split="", complexity=4, tie_policy="pessimistic")
+    return pd.DataFrame([row])
+
+
+def _per_query():
+    return pd.DataFrame([{c: 0 for c in results.PER_QUERY_COLUMNS}])
+
+
+def test_write_result_validates_and_round_trips(tmp_path):
+    with pytest.raises(ValueError, match="summary lacks"):
+        results.write_result(tmp_path / "x", _summary().drop(columns=["r1"]), _per_query(), {"kind": "fixture"})
+    with pytest.raises(ValueError, match="kind"):
+        results.write_result(tmp_path / "x", _summary(), _per_query(), {"kind": "guess"})
+    assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
+    results.write_result(tmp_path / "m" / "productivity", _summary(), _per_query(), {"kind": "fixture", "label": "t"})
+    df = results.load_results(tmp_path)
+    assert len(df) == 1 and df.loc[0, "kind"] == "fixture" and df.loc[0, "label"] == "t"
+
+
+def test_summary_without_manifest_is_ignored(tmp_path):
+    d = tmp_path / "m" / "productivity"
+    d.mkdir(parents=True)
+    _summary().to_csv(d / "summary.csv", index=False)
+    assert results.load_results(tmp_path).empty
+    assert results.load_results(tmp_path / "absent").empty
+    assert "published numbers only" in results.describe_kind(results.load_results(None))
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "t.csv"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic.atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("crash")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def test_markdown_and_latex_tables():
+    df = pd.DataFrame({"name": ["a|b", "x_y & z%"], "value": [1.234, float("nan")]})
+    md = reporting.markdown_table(df)
+    assert "a\\|b" in md and "1.23" in md and "—" in md and "---:" in md
+    tex = reporting.latex_table(df, caption="R@1 in %")
+    assert r"x\_y \& z\%" in tex and r"\toprule" in tex and r"\caption{R@1 in \%}" in tex
+
+
+def test_figures_are_byte_identical_across_runs(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    reporting.set_style()
+    outs = []
+    for run in ("a", "b"):
+        fig, ax = plt.subplots()
+        ax.plot([1, 2, 3], [3, 1, 2])
+        paths = reporting.save_figure(fig, "f", tmp_path / run)
+        plt.close(fig)
+        outs.append([p.read_bytes() for p in paths])
+    assert outs[0] == outs[1] and len(outs[0]) == 2
