@@ -338,7 +338,24 @@ def run_all(data_dir=None, results_dir=None, toy_dir=None, token_lengths: bool =
     if len(swap8) >= 3:
         out = [c for c in out if "n=8" not in c.claim] + [
             c for c in check_r2(evaluated_swap8=swap8) if "n=8" in c.claim]
-    return out
+    return out + winoground_checks(results_dir)
+
+
+def winoground_checks(results_dir=None, data_dir=None) -> list[Check]:
+    """Winoground's text-metadata checks (the real dataset, else the development copy) and Table 3."""
+    from . import paths, winoground
+    examples = None
+    try:
+        examples = winoground.load_dataset(paths.winoground_dir(data_dir)).frame()
+    except Exception:  # noqa: BLE001 - no (or no usable) local copy: fall back to the text metadata
+        text_dir = paths.shared_winoground_text()
+        examples = winoground.load_text_metadata(text_dir) if text_dir is not None else None
+    if examples is None:
+        rows = [Check("Winoground metadata checks", "—", "—", NEEDS, "no Winoground data (make data-winoground)",
+                      "winoground")]
+    else:
+        rows = winoground.data_checks(examples)
+    return rows + winoground.check_table3(winoground.load_results(results_dir))
 
 
 def add_arguments(parser) -> None:

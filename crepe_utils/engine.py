@@ -346,13 +346,36 @@ def _fill(store: EmbeddingStore, keys: list[str], compute: Callable[[list[int]],
 
 @dataclass
 class EngineResult:
-    """Per-query scores plus what the engine did, for the manifest."""
+    """Scores of every kept query (flat, with offsets) plus what the engine did, for the manifest.
 
-    scores: list[np.ndarray]                    #: per kept query: candidate scores, positive first
-    queries: list[Query]                        #: the kept queries (same order)
+    Query ``i`` has candidate scores ``scores[offsets[i]:offsets[i + 1]]``, positive first. Flat
+    arrays keep memory proportional to the number of candidates (4 bytes each), not to Python
+    objects per query.
+    """
+
+    queries: list[Query]                        #: the kept queries
+    scores: np.ndarray                          #: float32, all candidates of all kept queries
+    offsets: np.ndarray                         #: int64, len(queries) + 1
     truncated: np.ndarray                       #: per kept query: candidates truncated
     stats: dict = field(default_factory=dict)
     skipped: list[tuple[Query, str]] = field(default_factory=list)
+
+    def query_scores(self, i: int) -> np.ndarray:
+        return self.scores[self.offsets[i]:self.offsets[i + 1]]
+
+
+def score_candidates(text_emb: np.ndarray, crop_emb: np.ndarray, cand_idx: np.ndarray, crop_of_cand: np.ndarray,
+                     chunk: int = 1 << 16) -> np.ndarray:
+    """Dot products ``text_emb[cand_idx[n]] · crop_emb[crop_of_cand[n]]`` for every candidate n.
+
+    Each product is computed on its own row pair, so token-identical candidates (same row of
+    ``text_emb``) of one query score bit-identically: their tie is exact.
+    """
+    out = np.empty(len(cand_idx), dtype=np.float32)
+    for start in range(0, len(cand_idx), chunk):
+        sl = slice(start, start + chunk)
+        out[sl] = np.einsum("nd,nd->n", text_emb[cand_idx[sl]], crop_emb[crop_of_cand[sl]], optimize=False)
+    return out
 
 
 def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.PathLike | None = None,
@@ -428,13 +451,21 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
           text_batch_size * shard_batches)
     t_txt = time.perf_counter() - t_txt
 
-    # -- scores: each query's own candidates against its crop
-    crop_emb = image_store.get([crop_keys[(q.image_id, q.box)] for q in kept])
-    scores, truncated = [], []
-    for q, img in zip(kept, crop_emb):
-        cand = text_store.get([text_key[c] for c in q.candidates])
-        scores.append(np.einsum("kd,d->k", cand, img, optimize=False))
-        truncated.append(sum(c in over for c in q.candidates))
+    # -- scores: each query's own candidates against its crop, vectorised over all candidates
+    needed = {(q.image_id, q.box) for q in kept}          # unreadable images are gone by now
+    live_crops = [crop_keys[c] for c in crops if c in needed]
+    text_rows = {k: i for i, k in enumerate(work)}
+    crop_rows = {k: i for i, k in enumerate(live_crops)}
+    text_emb = text_store.get(work)
+    crop_emb = image_store.get(live_crops)
+    n_cand = np.fromiter((len(q.candidates) for q in kept), dtype=np.int64, count=len(kept))
+    offsets = np.zeros(len(kept) + 1, dtype=np.int64)
+    np.cumsum(n_cand, out=offsets[1:])
+    cand_idx = np.fromiter((text_rows[text_key[c]] for q in kept for c in q.candidates), dtype=np.int64,
+                           count=int(offsets[-1]))
+    crop_idx = np.fromiter((crop_rows[crop_keys[(q.image_id, q.box)]] for q in kept), dtype=np.int64, count=len(kept))
+    scores = score_candidates(text_emb, crop_emb, cand_idx, np.repeat(crop_idx, n_cand))
+    truncated = np.fromiter((sum(c in over for c in q.candidates) for q in kept), dtype=np.int64, count=len(kept))
     stats = {
         "n_queries": len(queries), "n_scored": len(kept), "n_skipped": len(skipped),
         "n_distinct_crops": len(crops), "n_distinct_texts": len(distinct_ids), "n_texts": len(texts),
@@ -444,4 +475,4 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         "seconds_images": round(t_img, 3), "seconds_texts": round(t_txt, 3),
         "seconds_total": round(time.perf_counter() - t0, 3),
     }
-    return EngineResult(scores, kept, np.array(truncated, dtype=int), stats, skipped)
+    return EngineResult(kept, scores, offsets, truncated, stats, skipped)

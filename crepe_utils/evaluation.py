@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import data as D
 from . import engine, metrics, paths, registry
-from .results import KINDS, format_scores, result_dir, write_result
+from .results import KINDS, PER_QUERY_COLUMNS, format_scores, result_dir, write_result
 
 BENCHMARKS = ("systematicity", "productivity")
 
@@ -102,8 +102,8 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
                         image_batch_size=batch_size, text_batch_size=text_batch_size, num_workers=num_workers,
                         length_cut=length_cut, truncation=truncation, skip_missing_images=skip_missing_images,
                         progress=progress)
-    per_query = per_query_table(result)
-    summary = summarize(per_query, queries, result, tie_policy, n_boot)
+    ranks = metrics.ranks_from_flat(result.scores, result.offsets)
+    summary = summarize(result, queries, ranks, tie_policy, n_boot)
     summary.insert(0, "model", loaded.spec.key)
     manifest = _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries, result, {
         "precision": precision, "tie_policy": tie_policy, "truncation": truncation,
@@ -112,48 +112,65 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
         "skip_missing_images": skip_missing_images, "n_boot": n_boot,
     }, seconds=time.time() - t0)
     write_result(result_dir(out, loaded.spec.key, benchmark, train_data if benchmark == "systematicity" else None),
-                 summary, per_query, manifest)
+                 summary, per_query_frames(result, ranks), manifest)
     return summary
 
 
-def per_query_table(result: engine.EngineResult) -> pd.DataFrame:
-    """One row per scored query: ranks under both tie rules, tie count, scores."""
-    if not result.queries:
-        return pd.DataFrame(columns=["query_id", "benchmark", "train_data", "hn_type", "split", "complexity",
-                                     "image_id", "n_candidates", "rank", "rank_optimistic", "n_ties",
-                                     "score_positive", "score_best_negative", "scores", "n_truncated"])
-    rows = []
-    for q, s, trunc in zip(result.queries, result.scores, result.truncated):
-        r = metrics.ranks_from_scores(s[None, :])
-        rows.append({
-            "query_id": q.query_id, "benchmark": q.benchmark, "train_data": q.train_data, "hn_type": q.hn_type,
-            "split": q.split, "complexity": q.complexity, "image_id": q.image_id, "n_candidates": len(s),
-            "rank": int(r.pessimistic[0]), "rank_optimistic": int(r.optimistic[0]), "n_ties": int(r.n_ties[0]),
-            "score_positive": float(s[0]), "score_best_negative": float(s[1:].max()) if len(s) > 1 else np.nan,
-            "scores": format_scores(s), "n_truncated": int(trunc),
+PER_QUERY_CHUNK = 50_000
+
+
+def per_query_frames(result: engine.EngineResult, ranks: metrics.Ranks | None = None, chunk: int = PER_QUERY_CHUNK):
+    """The per-query table in chunks of ``chunk`` rows (memory stays flat however many queries)."""
+    ranks = ranks or metrics.ranks_from_flat(result.scores, result.offsets)
+    n = len(result.queries)
+    for start in range(0, max(n, 1), chunk):
+        qs = result.queries[start:start + chunk]
+        if not qs:
+            break
+        idx = range(start, start + len(qs))
+        per = [result.query_scores(i) for i in idx]
+        frame = pd.DataFrame({
+            "query_id": [q.query_id for q in qs], "benchmark": [q.benchmark for q in qs],
+            "train_data": [q.train_data for q in qs], "hn_type": [q.hn_type for q in qs],
+            "split": [q.split for q in qs], "complexity": pd.array([q.complexity for q in qs], dtype="Int64"),
+            "image_id": [q.image_id for q in qs], "n_candidates": [len(s) for s in per],
+            "rank": ranks.pessimistic[start:start + len(qs)], "rank_optimistic": ranks.optimistic[start:start + len(qs)],
+            "n_ties": ranks.n_ties[start:start + len(qs)],
+            "score_positive": [float(s[0]) for s in per],
+            "score_best_negative": [float(s[1:].max()) if len(s) > 1 else np.nan for s in per],
+            "scores": [format_scores(s) for s in per], "n_truncated": result.truncated[start:start + len(qs)],
         })
-    df = pd.DataFrame(rows)
-    df["complexity"] = df["complexity"].astype("Int64")
-    return df
+        yield frame
 
 
-def summarize(per_query: pd.DataFrame, queries: D.QuerySet, result: engine.EngineResult,
+def per_query_table(result: engine.EngineResult) -> pd.DataFrame:
+    """The whole per-query table at once (for small runs and tests)."""
+    frames = list(per_query_frames(result))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PER_QUERY_COLUMNS)
+
+
+def summarize(result: engine.EngineResult, queries: D.QuerySet, ranks: metrics.Ranks | None = None,
               tie_policy: str = "pessimistic", n_boot: int = 5000) -> pd.DataFrame:
     """One row per retrieval set with every metric, the R@1 bootstrap interval and skip counts."""
+    ranks = ranks or metrics.ranks_from_flat(result.scores, result.offsets)
     skipped = Counter((q.hn_type, q.split, q.complexity) for q, _ in result.skipped)
     bad = Counter(_group_of_issue(i) for i in queries.issues if i.skipped)
+    groups: dict[tuple, list[int]] = {}
+    for i, q in enumerate(result.queries):
+        groups.setdefault((q.benchmark, q.train_data, q.hn_type, q.split, q.complexity), []).append(i)
+    n_cand = np.diff(result.offsets)
     rows = []
-    keys = ["benchmark", "train_data", "hn_type", "split", "complexity"]
-    for key, g in per_query.groupby(keys, dropna=False, sort=True):
-        ranks = metrics.Ranks(g["rank"].to_numpy(), g["rank_optimistic"].to_numpy(), g["n_ties"].to_numpy())
-        row = dict(zip(keys, key))
-        row.update(metrics.summarize(ranks, g["n_candidates"].to_numpy(), tie_policy))
-        hits = 100.0 * (ranks.select(tie_policy) <= 1)
+    for key in sorted(groups, key=lambda k: (k[0], k[1], k[2], k[3], -1 if k[4] is None else k[4])):
+        idx = np.array(groups[key])
+        benchmark, train_data, hn_type, split, complexity = key
+        sub = metrics.Ranks(ranks.pessimistic[idx], ranks.optimistic[idx], ranks.n_ties[idx])
+        row = {"benchmark": benchmark, "train_data": train_data, "hn_type": hn_type, "split": split,
+               "complexity": complexity}
+        row.update(metrics.summarize(sub, n_cand[idx], tie_policy))
+        hits = 100.0 * (sub.select(tie_policy) <= 1)
         row["r1_ci_low"], row["r1_ci_high"] = metrics.bootstrap_mean_ci(hits, n_boot=n_boot, seed=0)
-        complexity = None if pd.isna(row["complexity"]) else int(row["complexity"])
-        row["n_skipped"] = skipped[(row["hn_type"], row["split"], complexity)] + bad.get(
-            (row["hn_type"], row["split"], complexity), 0)
-        row["n_truncated_queries"] = int((g["n_truncated"] > 0).sum())
+        row["n_skipped"] = skipped[(hn_type, split, complexity)] + bad.get((hn_type, split, complexity), 0)
+        row["n_truncated_queries"] = int((result.truncated[idx] > 0).sum())
         rows.append(row)
     out = pd.DataFrame(rows)
     if not out.empty:

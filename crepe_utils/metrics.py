@@ -58,6 +58,24 @@ def ranks_from_scores(scores: np.ndarray, mask: np.ndarray | None = None) -> Ran
     return Ranks(pessimistic=1 + higher + equal, optimistic=1 + higher, n_ties=equal)
 
 
+def ranks_from_flat(scores: np.ndarray, offsets: np.ndarray) -> Ranks:
+    """Ranks for queries stored flat: query i's scores are ``scores[offsets[i]:offsets[i+1]]``,
+    positive first (variable candidate counts allowed). Same rules as :func:`ranks_from_scores`.
+    """
+    scores = np.asarray(scores)
+    starts = np.asarray(offsets[:-1])
+    counts = np.diff(offsets)
+    if len(starts) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return Ranks(empty, empty, empty)
+    if (counts < 1).any():
+        raise ValueError("every query needs at least its positive candidate")
+    pos = np.repeat(scores[starts], counts)
+    higher = np.add.reduceat((scores > pos).astype(np.int64), starts)
+    equal = np.add.reduceat((scores == pos).astype(np.int64), starts) - 1   # minus the positive itself
+    return Ranks(pessimistic=1 + higher + equal, optimistic=1 + higher, n_ties=equal)
+
+
 def recall_at_k(ranks: np.ndarray, k: int) -> float:
     """Percentage of queries whose rank is at most ``k``."""
     ranks = np.asarray(ranks)

@@ -57,20 +57,17 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.+" else "_" for c in name)
 
 
-def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query: pd.DataFrame,
-                 manifest: dict) -> Path:
+def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query, manifest: dict) -> Path:
     """Write the three files of one result, each atomically; the manifest last.
 
-    A reader that finds a ``manifest.json`` therefore finds the complete summary and per-query
-    files of the same run beside it.
+    ``per_query`` is a DataFrame or an iterable of DataFrames (written chunk by chunk, so memory
+    stays flat). A reader that finds a ``manifest.json`` therefore finds the complete summary and
+    per-query files of the same run beside it.
     """
     directory = Path(directory)
     missing = [c for c in SUMMARY_COLUMNS if c not in summary.columns]
     if missing:
         raise ValueError(f"summary lacks columns {missing}")
-    missing = [c for c in PER_QUERY_COLUMNS if c not in per_query.columns]
-    if missing:
-        raise ValueError(f"per-query table lacks columns {missing}")
     if manifest.get("kind") not in KINDS:
         raise ValueError(f"manifest 'kind' must be one of {KINDS}, got {manifest.get('kind')!r}")
     manifest = {"schema_version": SCHEMA_VERSION, **manifest}
@@ -79,14 +76,23 @@ def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query:
     with atomic_path(directory / "per_query.csv.gz") as tmp:
         # No name and mtime=0 in the gzip header keep the file identical across identical runs.
         with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
-            gz.write(per_query[PER_QUERY_COLUMNS].to_csv(index=False, float_format="%.8g").encode())
+            frames = [per_query] if isinstance(per_query, pd.DataFrame) else per_query
+            header = True
+            for frame in frames:
+                missing = [c for c in PER_QUERY_COLUMNS if c not in frame.columns]
+                if missing:
+                    raise ValueError(f"per-query table lacks columns {missing}")
+                gz.write(frame[PER_QUERY_COLUMNS].to_csv(index=False, header=header, float_format="%.9g").encode())
+                header = False
+            if header:  # no rows at all: still write the header
+                gz.write((",".join(PER_QUERY_COLUMNS) + "\n").encode())
     write_json(directory / "manifest.json", manifest)
     return directory
 
 
 def format_scores(scores: np.ndarray) -> str:
     """Candidate scores of one query as a space-separated string (positive first)."""
-    return " ".join(f"{s:.8g}" for s in scores)
+    return " ".join(f"{s:.9g}" for s in scores)   # 9 digits round-trip a float32 exactly
 
 
 def parse_scores(text: str) -> np.ndarray:
