@@ -173,3 +173,35 @@ def r2_model_set_search(n_boot: int = 0) -> pd.DataFrame:
             row["reproduces"] = all(round(row[f"R² n={n}"], 2) == row[f"paper n={n}"] for n in (4, 12))
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+#: Winoground Table 3 rows that are CREPE paper models (both papers score FLAVA contrastively too).
+WINOGROUND_TO_CREPE = {"CLIP (ViT-B/32)": "openai-vit-b-32", "FLAVA contrastive": "flava"}
+
+
+def cross_benchmark(crepe_evaluated: pd.DataFrame, winoground_evaluated: pd.DataFrame) -> pd.DataFrame:
+    """Winoground group score beside CREPE productivity R@1 (n = 4 and 12, per HN type) per model.
+
+    Published pairs come from the two papers (the models both evaluate); evaluated pairs from
+    models with results on both benchmarks (any kind; the ``kind`` column says which).
+    """
+    rows = []
+    table3 = published.winoground_table3().set_index("model")
+    prod = published.productivity()
+    for wino_name, key in WINOGROUND_TO_CREPE.items():
+        for r in prod[prod["model"] == key].itertuples():
+            rows.append({"model": key, "display": _display(key), "source": "published", "kind": "published",
+                         "winoground_group": float(table3.loc[wino_name, "group"]),
+                         "winoground_text": float(table3.loc[wino_name, "text"]),
+                         "hn_type": r.hn_type, "complexity": int(r.complexity), "crepe_r1": r.r1})
+    if not winoground_evaluated.empty and not crepe_evaluated.empty:
+        wg = winoground_evaluated[(winoground_evaluated["breakdown"] == "all")]
+        wg = wg.pivot_table(index=["model", "kind"], columns="metric", values="score").reset_index()
+        ev = productivity_evaluated(crepe_evaluated)
+        ev = ev[ev["complexity"].isin([4, 12])]
+        for r in ev.merge(wg, on=["model", "kind"]).itertuples():
+            rows.append({"model": r.model, "display": r.display, "source": "evaluated", "kind": r.kind,
+                         "winoground_group": r.group, "winoground_text": r.text, "hn_type": r.hn_type,
+                         "complexity": int(r.complexity), "crepe_r1": r.r1})
+    return pd.DataFrame(rows, columns=["model", "display", "source", "kind", "winoground_group", "winoground_text",
+                                       "hn_type", "complexity", "crepe_r1"])

@@ -308,7 +308,7 @@ def check_evaluated_against_published(evaluated: pd.DataFrame, published: pd.Dat
 
 # ------------------------------------------------------------------ everything, for `make check`
 
-def run_all(data_dir=None, results_dir=None, toy_dir=None, token_lengths: bool = False) -> list[Check]:
+def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> list[Check]:
     """Every check that the available data and results allow (the `make check` list)."""
     from . import analysis, paths, results, validation
     out = (check_chance_levels() + check_dataset_totals() + check_printed_deltas() + check_headline_drop()
@@ -361,15 +361,18 @@ def winoground_checks(results_dir=None, data_dir=None) -> list[Check]:
 def add_arguments(parser) -> None:
     parser.add_argument("--data-dir", default=None, help="CREPE CSVs (default: $CREPE_DATA/crepe, else ../shared)")
     parser.add_argument("--results-dir", default="results/evaluated", help="evaluated results (if any)")
-    parser.add_argument("--toy-dir", default="results/toy", help="toy-world output (if any)")
     parser.add_argument("--tables-dir", default="tables", help="where checks.{csv,md,tex} are written")
+    parser.add_argument("--readme", default=None, help="also refresh the claims table in this README")
 
 
 def run(args) -> int:
     from .reporting import write_table
-    checks = run_all(args.data_dir, args.results_dir, args.toy_dir)
+    checks = run_all(args.data_dir, args.results_dir)
     df = to_frame(checks)
     write_table(df, "checks", args.tables_dir, caption="Every checked claim of the CREPE and Winoground papers")
+    if args.readme:
+        from .reporting import update_readme_claims
+        update_readme_claims(args.readme, df)
     counts = df["status"].value_counts()
     width = max(len(c.claim) for c in checks)
     for c in checks:

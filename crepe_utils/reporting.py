@@ -106,3 +106,22 @@ def check_table(checks_df: pd.DataFrame) -> pd.DataFrame:
     out = checks_df[["claim", "paper", "ours", "status", "detail"]].copy()
     out["status"] = out["status"].map(lambda s: STATUS_MARKS.get(s, s))
     return out
+
+
+README_START, README_END = "<!-- claims:start -->", "<!-- claims:end -->"
+
+
+def update_readme_claims(readme: str | os.PathLike, checks_df: pd.DataFrame) -> bool:
+    """Replace the claims table between the README's claim markers; True when the file changed."""
+    path = Path(readme)
+    text = path.read_text(encoding="utf-8")
+    if README_START not in text or README_END not in text:
+        raise ValueError(f"{path} lacks the markers {README_START} … {README_END}")
+    table = checks_df[["claim", "paper", "ours", "status"]].copy()
+    table["status"] = table["status"].map(lambda s: STATUS_MARKS.get(s, s))
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    new = f"{head}{README_START}\n{markdown_table(table)}{README_END}{tail}"
+    if new != text:
+        write_text(path, new)
+    return new != text

@@ -25,6 +25,8 @@ EXPECTED = {
     "02_systematicity": (["systematicity_delta", "systematicity_sc_uc"],
                          ["systematicity_published", "checks_systematicity"]),
     "03_productivity": (["productivity_endpoints"], ["productivity_published", "checks_productivity"]),
+    "05_winoground": (["winoground_table3", "winoground_vs_crepe"], ["winoground_table3", "winoground_caption_pairs",
+                                                                    "winoground_vs_crepe", "checks_winoground"]),
     "04_imagenet_correlation": (["r2_imagenet"], ["imagenet_zeroshot", "r2_model_set_search", "r2_imagenet",
                                                   "checks_r2"]),
 }
@@ -49,6 +51,8 @@ def test_notebook_runs_with_defaults(name, tmp_path):
     fig_names, table_names = EXPECTED[name]
     if name == "01_benchmark_totals" and not (ROOT.parent / "shared" / "data" / "crepe").is_dir():
         fig_names, table_names = [], ["chance_levels", "paper_totals", "checks_totals"]
+    if name == "05_winoground" and not (ROOT.parent / "shared" / "data" / "winoground").is_dir():
+        table_names = [t for t in table_names if t != "winoground_caption_pairs"]
     for stem in fig_names:
         for ext in ("png", "svg"):
             assert (figures / f"{stem}.{ext}").stat().st_size > 1000, f"{stem}.{ext}"
@@ -99,3 +103,21 @@ def test_productivity_notebook_draws_evaluated_curves(fixture_results, tmp_path)
     ev = pd.read_csv(tables / "fx_productivity_evaluated.csv")
     assert set(ev["complexity"]) == {4, 5} and set(ev["kind"]) == {"fixture"}
     assert (figures / "fx_productivity_curves.png").exists()
+
+
+def test_winoground_notebook_shows_evaluated_scores_and_cross_benchmark(fixture_results, tiny_model, tmp_path):
+    from test_winoground import _image_blobs, make_winoground
+
+    from crepe_utils import winoground
+    cfg, ckpt = tiny_model
+    data_dir = make_winoground(tmp_path / "wg", "folder", _image_blobs(tmp_path))
+    winoground.evaluate_to_folder(cfg.stem, str(ckpt), str(cfg), out=fixture_results, data_dir=data_dir,
+                                  why_hard="none", device="cpu", n_boot=200, kind="fixture")
+    figures, tables, nb = _run("05_winoground", tmp_path, results_dir=str(fixture_results),
+                               winoground_dir=str(data_dir), output_prefix="fx_")
+    assert not _errors(nb)
+    ev = pd.read_csv(tables / "fx_winoground_evaluated.csv")
+    assert set(ev["kind"]) == {"fixture"} and len(ev) > 3
+    cross = pd.read_csv(tables / "fx_winoground_vs_crepe.csv")
+    assert set(cross["source"]) == {"published", "evaluated"}
+    assert set(cross.loc[cross["source"] == "evaluated", "kind"]) == {"fixture"}

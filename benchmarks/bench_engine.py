@@ -1,0 +1,273 @@
+"""Where the evaluation time goes: the engine against a naive per-query loop and its compute floor.
+
+    .venv/bin/python benchmarks/bench_engine.py                 # both models, CPU
+    .venv/bin/python benchmarks/bench_engine.py --models tiny   # quick
+    .venv/bin/python benchmarks/bench_engine.py --device cuda --precision bf16
+
+Data: CREPE's real productivity queries (``--data-dir``, default: $CREPE_DATA/crepe or ../shared),
+restricted to the queries of the first ``--images`` image ids so that crops and captions are
+shared across HN types and complexities exactly as in the full benchmark. Images are synthetic
+JPEGs of Visual Genome's size (800 × 600 noise); models are randomly initialised (a tiny CLIP and
+a ViT-B-32-sized one) loaded through the real checkpoint path. Nothing here is a benchmark *score*.
+
+Printed, per model:
+
+* queries/s of the naive loop (one query at a time: its crop, then its captions at 77 tokens)
+  and of the engine (deduplicated, batched, length-cut), and their ratio;
+* the compute floor: forward time of the encoders alone on the distinct crops and captions
+  (tensors prepared beforehand, no decoding), at 77 tokens and length-cut; the engine's wall time
+  as a multiple of the 77-token floor, with and without length cutting;
+* whether length cutting kept every rank identical, and the largest score change;
+* peak memory (RSS, a fresh process each) as the query list grows 1×, 4× and 16×.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+TINY = {"embed_dim": 32,
+        "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "head_width": 32, "patch_size": 16},
+        "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}}
+
+
+def load_subset(data_dir, n_images: int):
+    from crepe_utils import data as D
+    qs = D.load_productivity(data_dir).queries
+    ids = sorted({q.image_id for q in qs}, key=int)[:n_images]
+    keep = set(ids)
+    return [q for q in qs if q.image_id in keep]
+
+
+def make_images(queries, root: Path, size=(800, 600)) -> Path:
+    from PIL import Image
+    rng = np.random.default_rng(0)
+    folder = root / "VG_100K"
+    folder.mkdir(parents=True, exist_ok=True)
+    for image_id in sorted({q.image_id for q in queries}):
+        w = max(size[0], int(max(q.box[0] + q.box[2] for q in queries if q.image_id == image_id)))
+        h = max(size[1], int(max(q.box[1] + q.box[3] for q in queries if q.image_id == image_id)))
+        # smooth noise compresses like a photograph more than white noise does
+        small = rng.integers(0, 256, size=(h // 8, w // 8, 3), dtype=np.uint8)
+        Image.fromarray(small).resize((w, h), Image.BILINEAR).save(folder / f"{image_id}.jpg", quality=90)
+    return root
+
+
+def make_model(kind: str, workdir: Path):
+    import open_clip
+    import torch
+    from crepe_utils.models import load_model, save_checkpoint
+    torch.manual_seed(0)
+    if kind == "tiny":
+        cfg = workdir / "bench-tiny.json"
+        cfg.write_text(json.dumps(TINY))
+        open_clip.add_model_config(cfg)
+        model = open_clip.create_model("bench-tiny", pretrained=None)
+        ckpt = save_checkpoint(model, workdir / "bench-tiny.pt")
+        return load_model("bench-tiny", str(ckpt), str(cfg), device=ARGS.device)
+    model = open_clip.create_model("ViT-B-32", pretrained=None)
+    ckpt = save_checkpoint(model, workdir / "vit-b-32-random.pt")
+    return load_model("ViT-B-32", str(ckpt), device=ARGS.device)
+
+
+def sync():
+    import torch
+    if ARGS.device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def naive(loaded, queries, image_dir: Path) -> float:
+    """The official protocol's shape: one query at a time, its own crop and captions."""
+    import torch
+    import torch.nn.functional as F
+    from crepe_utils.engine import precision_context
+    from crepe_utils.images import ImageIndex, load_crop
+    index = ImageIndex(image_dir)
+    t0 = time.perf_counter()
+    with torch.inference_mode(), precision_context(ARGS.precision, loaded.device):
+        for q in queries:
+            pixels = loaded.preprocess(load_crop(index.path(q.image_id), q.box)).unsqueeze(0).to(loaded.device)
+            img = F.normalize(loaded.model.encode_image(pixels).float(), dim=-1)
+            txt = F.normalize(loaded.model.encode_text(loaded.tokenizer(list(q.candidates)).to(loaded.device)).float(), dim=-1)
+            (txt @ img[0]).argsort(descending=True)
+    sync()
+    return time.perf_counter() - t0
+
+
+def floor(loaded, queries, image_dir: Path, cut: bool) -> tuple[float, float]:
+    """Encoder forward time alone on the distinct crops and captions (inputs prepared beforehand)."""
+    import torch
+    from crepe_utils import engine
+    from crepe_utils.images import ImageIndex, load_crop
+    index = ImageIndex(image_dir)
+    crops = sorted({(q.image_id, q.box) for q in queries})
+    pixels = torch.stack([loaded.preprocess(load_crop(index.path(i), b)) for i, b in crops])
+    texts = sorted({c for q in queries for c in q.candidates})
+    ids = engine.tokenize(loaded.tokenizer, texts).ids
+    ids = sorted(set(ids), key=lambda t: (len(t), t))
+    forward = engine._cut_text_forward(loaded.model) if cut else None
+    batches = []
+    for s in range(0, len(ids), ARGS.text_batch):
+        chunk = ids[s:s + ARGS.text_batch]
+        width = max(len(t) for t in chunk) if cut else 77
+        tok = torch.zeros(len(chunk), width, dtype=torch.long)
+        for k, t in enumerate(chunk):
+            tok[k, :len(t)] = torch.tensor(t)
+        batches.append(tok.to(loaded.device))
+    with torch.inference_mode(), engine.precision_context(ARGS.precision, loaded.device):
+        sync()
+        t0 = time.perf_counter()
+        for s in range(0, len(pixels), ARGS.image_batch):
+            loaded.model.encode_image(pixels[s:s + ARGS.image_batch].to(loaded.device))
+        sync()
+        t_img = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for tok in batches:
+            forward(tok) if forward is not None else loaded.model.encode_text(tok)
+        sync()
+        t_txt = time.perf_counter() - t0
+    return t_img, t_txt
+
+
+def run_engine(loaded, queries, image_dir: Path, cut: bool):
+    from crepe_utils import engine, metrics
+    from crepe_utils.images import ImageIndex
+    t0 = time.perf_counter()
+    res = engine.run(loaded, queries, ImageIndex(image_dir), cache_dir=None, precision=ARGS.precision,
+                     image_batch_size=ARGS.image_batch, text_batch_size=ARGS.text_batch, length_cut=cut,
+                     num_workers=ARGS.workers)
+    sync()
+    wall = time.perf_counter() - t0
+    return wall, res, metrics.ranks_from_flat(res.scores, res.offsets)
+
+
+def bench_model(kind: str, data_dir, workdir: Path) -> dict:
+    n_images = ARGS.images_tiny if kind == "tiny" else ARGS.images_b32
+    queries = load_subset(data_dir, n_images)
+    image_dir = make_images(queries, workdir / f"images-{kind}")
+    loaded = make_model(kind, workdir)
+    n_naive = min(len(queries), ARGS.naive_queries_tiny if kind == "tiny" else ARGS.naive_queries_b32)
+    # warm-up (allocator, kernels) on a handful of queries
+    run_engine(loaded, queries[:8], image_dir, True)
+    naive(loaded, queries[:2], image_dir)
+    t_naive = naive(loaded, queries[:n_naive], image_dir)
+    wall_cut, res_cut, ranks_cut = run_engine(loaded, queries, image_dir, True)
+    wall_full, res_full, ranks_full = run_engine(loaded, queries, image_dir, False)
+    f_img, f_txt77 = floor(loaded, queries, image_dir, cut=False)
+    _, f_txtcut = floor(loaded, queries, image_dir, cut=True)
+    floor77 = f_img + f_txt77
+    same = bool(np.array_equal(ranks_cut.pessimistic, ranks_full.pessimistic)
+                and np.array_equal(ranks_cut.optimistic, ranks_full.optimistic))
+    return {
+        "model": kind, "queries": len(queries), "distinct_crops": res_cut.stats["n_distinct_crops"],
+        "distinct_texts": res_cut.stats["n_distinct_texts"], "naive_queries": n_naive,
+        "naive_qps": n_naive / t_naive, "engine_qps": len(queries) / wall_cut,
+        "engine_vs_naive": (len(queries) / wall_cut) / (n_naive / t_naive),
+        "floor_images_s": f_img, "floor_texts77_s": f_txt77, "floor_texts_cut_s": f_txtcut,
+        "images_per_s": res_cut.stats["n_distinct_crops"] / f_img,
+        "texts_per_s_77": res_cut.stats["n_distinct_texts"] / f_txt77,
+        "texts_per_s_cut": res_cut.stats["n_distinct_texts"] / f_txtcut,
+        "engine_s": wall_cut, "engine_nocut_s": wall_full,
+        "engine_over_floor77": wall_cut / floor77, "engine_nocut_over_floor77": wall_full / floor77,
+        "ranks_identical_with_cut": same, "max_abs_score_change": float(np.abs(res_cut.scores - res_full.scores).max()),
+    }
+
+
+def memory_child(data_dir: str, scale: int) -> None:
+    """Run the engine on the full query list replicated ``scale`` times; print peak RSS (MiB)."""
+    import open_clip
+    import torch
+    from crepe_utils import data as D
+    from crepe_utils import engine, metrics
+    from crepe_utils.evaluation import per_query_frames
+    from crepe_utils.images import ImageIndex
+    from crepe_utils.models import LoadedModel, ModelSpec
+    workdir = Path(tempfile.mkdtemp())
+    qs = D.load_productivity(data_dir).queries
+    img_root = workdir / "img"
+    (img_root / "VG_100K").mkdir(parents=True)
+    from PIL import Image
+    tile = Image.new("RGB", (96, 72), (120, 90, 60))
+    for i in {q.image_id for q in qs}:
+        tile.save(img_root / "VG_100K" / f"{i}.jpg")
+    cfg = workdir / "mem-tiny.json"
+    cfg.write_text(json.dumps(TINY))
+    open_clip.add_model_config(cfg)
+    torch.manual_seed(0)
+    model, _, pre = open_clip.create_model_and_transforms("mem-tiny", pretrained=None)
+    spec = ModelSpec(key="mem-tiny", architecture="mem-tiny", pretrained=None, quick_gelu=False, weights_quick_gelu=None)
+    loaded = LoadedModel(model.eval(), pre, open_clip.get_tokenizer("mem-tiny"), spec, torch.device("cpu"))
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0 = time.perf_counter()
+    res = engine.run(loaded, qs * scale, ImageIndex(img_root), cache_dir=None, text_batch_size=1024)
+    ranks = metrics.ranks_from_flat(res.scores, res.offsets)
+    rows = 0
+    for frame in per_query_frames(res, ranks):       # what writing the per-query file costs, streamed
+        rows += len(frame)
+    print(json.dumps({"scale": scale, "queries": len(qs) * scale, "rows": rows,
+                      "rss_before_mib": rss_before, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "seconds": time.perf_counter() - t0}))
+
+
+def main() -> None:
+    from crepe_utils import paths
+    data_dir = paths.crepe_dir(ARGS.data_dir)
+    if data_dir is None:
+        sys.exit("no CREPE productivity CSVs: pass --data-dir or run `make data`")
+    import torch
+    torch.set_num_threads(ARGS.threads or torch.get_num_threads())
+    print(f"device {ARGS.device}, precision {ARGS.precision}, torch threads {torch.get_num_threads()}, data {data_dir}")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in ARGS.models:
+            print(f"\n== {kind}", flush=True)
+            r = bench_model(kind, data_dir, Path(tmp))
+            rows.append(r)
+            for k, v in r.items():
+                print(f"  {k:28s} {v:.4g}" if isinstance(v, float) else f"  {k:28s} {v}")
+    if ARGS.memory:
+        print("\n== memory (tiny model, full query list replicated)")
+        for scale in (1, 4, 16):
+            out = subprocess.run([sys.executable, __file__, "--memory-child", str(scale), "--data-dir", str(data_dir)],
+                                 capture_output=True, text=True, check=True)
+            m = json.loads(out.stdout.strip().splitlines()[-1])
+            rows.append({"memory": m})
+            print(f"  {scale:>2}×: {m['queries']:>8,} queries  peak RSS {m['peak_rss_mib']:7.0f} MiB "
+                  f"(before the engine {m['rss_before_mib']:.0f})  {m['seconds']:.1f} s")
+    if ARGS.json:
+        Path(ARGS.json).write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data-dir", default=None)
+    p.add_argument("--models", nargs="+", default=["tiny", "b32"], choices=["tiny", "b32"])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--precision", default="fp32")
+    p.add_argument("--images-tiny", type=int, default=400, help="image ids whose queries form the tiny run")
+    p.add_argument("--images-b32", type=int, default=40, help="image ids whose queries form the ViT-B-32 run")
+    p.add_argument("--naive-queries-tiny", type=int, default=400)
+    p.add_argument("--naive-queries-b32", type=int, default=40)
+    p.add_argument("--image-batch", type=int, default=64)
+    p.add_argument("--text-batch", type=int, default=256)
+    p.add_argument("--workers", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--no-memory", dest="memory", action="store_false")
+    p.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--json", default=None, help="also write the numbers to this file")
+    ARGS = p.parse_args()
+    if ARGS.memory_child is not None:
+        memory_child(ARGS.data_dir, ARGS.memory_child)
+    else:
+        main()
