@@ -565,3 +565,22 @@ def test_cli_end_to_end_with_mirror_and_override(server, prod_zip, syst_zip, tmp
     failed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT)
     assert failed.returncode != 0
     assert "error:" in failed.stderr and "offers 6 bytes" in failed.stderr
+
+
+def test_make_data_crepe_end_to_end(server, prod_zip, syst_zip, tmp_path):
+    """`make data-crepe` itself (the README's path), against the loopback server."""
+    if shutil.which("make") is None or not (PROJECT_ROOT / ".venv" / ".crepe-installed").exists():
+        pytest.skip("needs make and the project's .venv (run through `make test`)")
+    server.files["/prod_hard_negatives.zip"] = prod_zip
+    server.files["/syst_hard_negatives.zip"] = syst_zip
+    override = tmp_path / "override.json"
+    override.write_text(json.dumps({
+        "crepe-prod": {"checksum": {"kind": "git-blob-sha1", "value": git_blob_sha1(prod_zip)}},
+        "crepe-syst": {"checksum": {"kind": "git-blob-sha1", "value": git_blob_sha1(syst_zip)}},
+    }))
+    env = {**os.environ, datasets.MIRROR_ENV: server.base, datasets.OVERRIDE_ENV: str(override), "no_proxy": "*"}
+    done = subprocess.run(["make", "-C", str(PROJECT_ROOT), "data-crepe", f"CREPE_DATA={tmp_path / 'data'}"],
+                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    queries = load_productivity(tmp_path / "data" / "crepe", ["atom"], [4])   # where the loaders look by default
+    assert len(queries) == len(PROD_ROWS)
