@@ -25,6 +25,12 @@ Exactness choices, each switchable and recorded in the results manifest:
 Resumability: embeddings are written in shards, each a fixed run of whole batches over a
 deterministically sorted work list; a killed run recomputes only the missing shards, with the
 same batch composition, and so ends with bit-identical embeddings and result files.
+
+One limit of bit-identity, stated rather than hidden: an embedding's last bits can depend on the
+batch it was computed in (floating-point summation order; ~1e-7 for fp32, see the benchmark). Two
+identical runs are bit-identical; a run that reuses cache entries written by a *different* query
+set can differ from a fresh run in those last bits, which changes a rank only for a near-tie at
+that level. ``cache_dir=None`` (``--no-cache``) rules this out.
 """
 from __future__ import annotations
 
