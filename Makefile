@@ -108,7 +108,7 @@ TOY_NOTEBOOKS := 02_systematicity 03_productivity
 $(BUILD)/06_toy_world.ipynb: notebooks/06_toy_world.ipynb $(TOY_DIR)/.done $(PKG_SOURCES) | $(VENV_STAMP)
 	@for nb in $(TOY_NOTEBOOKS); do \
 	  $(RUN_NB) notebooks/$$nb.ipynb $(BUILD)/toy/$$nb.ipynb -p results_dir $(TOY_DIR)/results \
-	    -p figures_dir $(FIGURES) -p tables_dir $(TABLES) -p output_prefix toy_ || exit 1; \
+	    -p figures_dir $(FIGURES) -p tables_dir $(TABLES) -p output_prefix toy_ -p published_numbers False || exit 1; \
 	done
 	$(RUN_NB) $< $@ -p toy_dir $(TOY_DIR) -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
