@@ -198,21 +198,32 @@ def encode_texts(loaded, texts: Sequence[str], batch_size: int = 512, precision:
 # ------------------------------------------------------------------------------ image encoding
 
 class CropDataset:
-    """Distinct crops as preprocessed tensors; a decode failure is returned, not raised."""
+    """Distinct crops as preprocessed tensors; a decode failure is returned, not raised.
+
+    Crops of one image are adjacent in the engine's work list, so the last decoded image is kept
+    and reused: each image is decoded once however many of its regions are queried.
+    """
 
     def __init__(self, items: Sequence[tuple[str, tuple]], preprocess):
         self.items = list(items)   # (path, box or None)
         self.preprocess = preprocess
+        self._last: tuple[str, object] | None = None
 
     def __len__(self) -> int:
         return len(self.items)
 
+    def _image(self, path: str):
+        from .images import open_rgb
+        if self._last is None or self._last[0] != path:
+            self._last = (path, open_rgb(path))
+        return self._last[1]
+
     def __getitem__(self, i):
         import torch
-        from .images import crop, open_rgb
+        from .images import crop
         path, box = self.items[i]
         try:
-            img = open_rgb(path)
+            img = self._image(path)
             if box is not None:
                 img = crop(img, box)
             return self.preprocess(img), True, None
