@@ -1,0 +1,205 @@
+"""``python -m crepe_utils toy --out DIR``: generate the toy world, train a tiny CLIP, evaluate it.
+
+Three stages, each in its own folder under ``DIR``::
+
+    DIR/world/     the data root: CREPE CSVs, images/VG_100K/<id>.jpg, training/, world.json
+    DIR/model/     <model>.json (open_clip config), <model>.pt (checkpoint), train_log.csv
+    DIR/results/   the engine's results (summary.csv, per_query.csv.gz, manifest.json per set)
+
+Each folder holds a ``stage.json`` whose ``key`` is a SHA-256 of the stage's configuration, the
+key of the stage before it, the versions of torch and open_clip and the source of the code that
+runs it. A rerun whose key matches skips the stage (seconds); a changed key recomputes the stage
+and, since their keys contain it, every later one. ``stage.json`` is written as "started" before
+the work and "complete" after it, so an interrupted stage is recomputed, and a folder without
+one was not made here and is never deleted.
+
+Every number this produces is labelled ``kind="toy"``: it describes a model trained for minutes
+on synthetic shapes, not the paper's models.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+from ..atomic import write_json
+from .build import DEFAULT_HELD_OUT, TRAIN_DATA, WorldConfig, WorldError, build_world
+from .train import TrainConfig, TrainError, train
+from .world import CaptionError, with_converses
+
+STAGES = ("world", "model", "results")
+PACKAGE = Path(__file__).resolve().parent.parent
+SOURCES = {
+    "world": [PACKAGE / "toy" / f for f in ("world.py", "foils.py", "build.py")] + [PACKAGE / "data.py"],
+    "model": [PACKAGE / "toy" / "train.py", PACKAGE / "models.py"],
+    "results": sorted(PACKAGE.glob("*.py")),
+}
+
+
+class StageError(RuntimeError):
+    """A stage folder that the pipeline may not touch, or a stage that could not run."""
+
+
+# ------------------------------------------------------------------------------ caching
+
+def stage_key(stage: str, config: dict, upstream: str | None) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps({"stage": stage, "config": config, "upstream": upstream,
+                         "torch": version("torch"), "open_clip": version("open_clip_torch")},
+                        sort_keys=True).encode())
+    for path in SOURCES[stage]:
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _record(folder: Path) -> dict | None:
+    path = folder / "stage.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _run_stage(folder: Path, stage: str, key: str, config: dict, work, force: bool) -> tuple[dict, bool]:
+    """The stage's summary, from the cache or by running ``work(folder)``; and whether it was cached."""
+    record = _record(folder)
+    if record and record.get("complete") and record.get("key") == key and not force:
+        return record["summary"], True
+    if folder.exists():
+        if record is None:
+            raise StageError(f"{folder} exists but was not made by the toy pipeline (no stage.json); "
+                             "remove it or choose another --out")
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    write_json(folder / "stage.json", {"stage": stage, "key": key, "config": config, "complete": False})
+    start = time.perf_counter()
+    summary = work(folder)
+    seconds = round(time.perf_counter() - start, 1)
+    write_json(folder / "stage.json", {"stage": stage, "key": key, "config": config, "complete": True,
+                                       "seconds": seconds, "summary": summary})
+    return summary, False
+
+
+# ------------------------------------------------------------------------------ the stages
+
+def evaluate_toy(world: Path, model: Path, model_summary: dict, out: Path, seed: int, progress: bool) -> dict:
+    """Evaluate the trained model on the world with the engine (both benchmarks); headline numbers."""
+    try:
+        from ..evaluation import evaluate
+    except ImportError as exc:
+        raise StageError(f"the evaluation engine is not available ({exc}); the world and the model are "
+                         "built, rerun once crepe_utils.evaluation exists") from None
+    common = dict(model=model_summary["model_name"], pretrained=str(model / model_summary["checkpoint"]),
+                  model_config=str(model / model_summary["model_config"]), data_dir=str(world),
+                  image_dir=str(world / "images"), out=str(out), kind="toy", label=f"toy world (seed {seed})",
+                  device="cpu", precision="fp32", progress=progress)
+    syst = evaluate(benchmark="systematicity", train_data=TRAIN_DATA, **common)
+    prod = evaluate(benchmark="productivity", **common)
+    columns = ["hn_type", "split", "complexity", "n_queries", "r1", "chance_r1", "r1_ci_low", "r1_ci_high"]
+    return {"systematicity": _records(syst, columns), "productivity": _records(prod, columns)}
+
+
+def _records(df, columns: list[str]) -> list[dict]:
+    """Rows of a summary table as JSON-ready dicts (missing values as None)."""
+    import pandas as pd
+    return [{k: (None if pd.isna(v) else v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+            for row in df[[c for c in columns if c in df.columns]].to_dict("records")]
+
+
+def headline(summary: dict) -> str:
+    """SC → UC per HN type and R@1 by complexity per HN type, as a small text table."""
+    lines = ["Recall@1 % on the toy world (kind=toy: a tiny CLIP trained for minutes, not the paper's models)",
+             f"{'systematicity':<15}{'HN type':<10}{'SC':>7}{'UC':>7}{'UC-SC':>8}{'chance':>8}"]
+    syst = {(r["hn_type"], r["split"]): r for r in summary["systematicity"]}
+    for hn in sorted({h for h, _ in syst}):
+        sc, uc = syst.get((hn, "SC")), syst.get((hn, "UC"))
+        if sc and uc:
+            lines.append(f"{'':<15}{hn:<10}{sc['r1']:7.1f}{uc['r1']:7.1f}{uc['r1'] - sc['r1']:+8.1f}"
+                         f"{sc['chance_r1']:8.1f}")
+    prod = [r for r in summary["productivity"] if r.get("complexity") is not None]
+    complexities = sorted({int(r["complexity"]) for r in prod})
+    lines.append(f"{'productivity':<15}{'HN type':<10}" + "".join(f"{n:>6}" for n in complexities) + f"{'chance':>8}")
+    for hn in sorted({r["hn_type"] for r in prod}):
+        rows = {int(r["complexity"]): r for r in prod if r["hn_type"] == hn}
+        cells = "".join(f"{rows[n]['r1']:6.1f}" if n in rows else f"{'-':>6}" for n in complexities)
+        lines.append(f"{'':<15}{hn:<10}{cells}{next(iter(rows.values()))['chance_r1']:8.1f}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ command line
+
+def add_arguments(parser) -> None:
+    w, t = WorldConfig(), TrainConfig()
+    parser.add_argument("--out", default="results/toy", help="output folder (default: results/toy)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the world and of training (default: 0)")
+    parser.add_argument("--steps", type=int, default=t.steps, help=f"training steps (default: {t.steps})")
+    parser.add_argument("--batch-size", type=int, default=t.batch_size, help=f"default: {t.batch_size}")
+    parser.add_argument("--threads", type=int, default=t.threads,
+                        help=f"CPU threads for training; part of the result (default: {t.threads})")
+    parser.add_argument("--train-scenes", type=int, default=w.train_scenes, help=f"default: {w.train_scenes}")
+    parser.add_argument("--syst-rows", type=int, default=w.syst_rows_per_split,
+                        help=f"systematicity rows per split (default: {w.syst_rows_per_split})")
+    parser.add_argument("--prod-rows", type=int, default=w.prod_rows_per_complexity,
+                        help=f"productivity rows per complexity (default: {w.prod_rows_per_complexity})")
+    parser.add_argument("--held-out", default=",".join(DEFAULT_HELD_OUT),
+                        help="comma-separated compounds never shown in training (default: %(default)s)")
+    parser.add_argument("--until", choices=STAGES, default="results", help="stop after this stage")
+    parser.add_argument("--force", action="store_true", help="recompute every stage")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def configs(args) -> tuple[WorldConfig, TrainConfig]:
+    """The world and training configurations the command line asks for."""
+    held_out = tuple(c.strip() for c in args.held_out.split(",") if c.strip())
+    with_converses(held_out)               # CaptionError for a misspelt compound
+    world = WorldConfig(seed=args.seed, train_scenes=args.train_scenes, syst_rows_per_split=args.syst_rows,
+                        prod_rows_per_complexity=args.prod_rows, held_out=held_out)
+    return world, TrainConfig(seed=args.seed, steps=args.steps, batch_size=args.batch_size, threads=args.threads)
+
+
+def run(args) -> int:
+    out = Path(args.out)
+    progress = not args.quiet
+    world_dir, model_dir, results_dir = (out / s for s in STAGES)
+    keys: dict[str, str] = {}
+    try:
+        world_cfg, train_cfg = configs(args)
+        keys["world"] = stage_key("world", world_cfg.to_dict(), None)
+        world, cached = _run_stage(world_dir, "world", keys["world"], world_cfg.to_dict(),
+                                   lambda f: build_world(world_cfg, f, progress=progress)["counts"], args.force)
+        _report("world", world_dir, cached)
+        if args.until == "world":
+            return 0
+        keys["model"] = stage_key("model", train_cfg.to_dict(), keys["world"])
+        model, cached = _run_stage(model_dir, "model", keys["model"], train_cfg.to_dict(),
+                                   lambda f: _train_stage(world_dir, f, train_cfg, progress), args.force)
+        _report("model", model_dir, cached)
+        print(f"  training: {model['seconds']} s, final loss {model['final_loss']:.3f}, in-batch accuracy "
+              f"{100 * model['val_accuracy']:.1f} % among {model['val_k']} "
+              f"(chance {100 * model['val_chance']:.1f} %)")
+        if args.until == "model":
+            return 0
+        eval_cfg = {"seed": args.seed, "device": "cpu", "precision": "fp32"}
+        keys["results"] = stage_key("results", eval_cfg, keys["model"])
+        results, cached = _run_stage(results_dir, "results", keys["results"], eval_cfg,
+                                     lambda f: evaluate_toy(world_dir, model_dir, model, f, args.seed, progress),
+                                     args.force)
+        _report("results", results_dir, cached)
+    except (StageError, WorldError, TrainError, CaptionError) as exc:
+        print(f"error: {exc}")
+        return 1
+    print(headline(results))
+    return 0
+
+
+def _train_stage(world_dir: Path, folder: Path, config: TrainConfig, progress: bool) -> dict:
+    summary = train(world_dir, folder, config, progress=progress)
+    for key in ("model_config", "checkpoint"):
+        summary[key] = Path(summary[key]).name
+    return summary
+
+
+def _report(stage: str, folder: Path, cached: bool) -> None:
+    record = _record(folder) or {}
+    how = "cached" if cached else f"computed in {record.get('seconds', '?')} s"
+    print(f"{stage:>8}: {folder} ({how}; key {record.get('key', '')[:12]})", flush=True)
