@@ -99,9 +99,23 @@ def _complexity_mismatches(path: Path, complexity: int) -> list[str]:
     return out
 
 
+def systematicity_train_data(data_dir: str | os.PathLike) -> list[str]:
+    """Training-set names of the systematicity files under ``data_dir`` (cc12m, yfcc, laion, toy …)."""
+    import re
+    names = set()
+    for path in Path(data_dir).rglob("syst_vg_hard_negs_*_compounds_in_*.csv"):
+        match = re.fullmatch(r"syst_vg_hard_negs_(?:seen|unseen)_compounds_in_(.+)\.csv", path.name)
+        if match and "__MACOSX" not in path.parts:
+            names.add(match.group(1))
+    return sorted(names)
+
+
 def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = None,
-             token_lengths: bool = True, train_data=D.SYST_TRAIN_DATA) -> ValidationReport:
-    """Check every CREPE CSV found under ``data_dir`` (and the images, when ``image_dir`` is given)."""
+             token_lengths: bool = True, train_data=None) -> ValidationReport:
+    """Check every CREPE CSV found under ``data_dir`` (and the images, when ``image_dir`` is given).
+
+    ``train_data``: the systematicity training sets to check; default: every one with files.
+    """
     report = ValidationReport(str(data_dir), str(image_dir) if image_dir else None, pd.DataFrame())
     rows: list[dict] = []
     all_queries: list[D.Query] = []
@@ -110,6 +124,8 @@ def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = 
         return report
 
     prod_found = syst_found = 0
+    if train_data is None:
+        train_data = systematicity_train_data(data_dir)
     for hn in D.PROD_HN_TYPES:
         for n in D.COMPLEXITIES:
             name = D.productivity_file_name(hn, n)
