@@ -14,8 +14,9 @@ from .results import load_per_query
 HN_ORDER = {"systematicity": ["combined", "atom", "comp"], "productivity": ["atom", "swap", "negate", "all"]}
 
 
-def _display(key: str) -> str:
-    return registry.display_names().get(key, key)
+def _display(key: str, fallback: str | None = None) -> str:
+    """The paper's name of a registry model; otherwise ``fallback`` (the manifest's) or the key."""
+    return registry.display_names().get(key, fallback or key)
 
 
 def _train(key: str, default: str = "other") -> str:
@@ -34,13 +35,14 @@ def systematicity_evaluated(evaluated: pd.DataFrame, n_boot: int = 10_000) -> pd
     ev = evaluated[evaluated["benchmark"] == "systematicity"]
     rows = []
     for (model, hn, rdir, kind, train), g in ev.groupby(["model", "hn_type", "result_dir", "kind", "train_data"]):
+        shown = g["display"].iloc[0] if "display" in g else None
         by_split = g.set_index("split")
         if not {"SC", "UC"} <= set(by_split.index):
             continue
         sc_hits, uc_hits = _hits(rdir, hn, "SC"), _hits(rdir, hn, "UC")
         lo, hi = metrics.bootstrap_delta_ci(sc_hits, uc_hits, n_boot=n_boot, seed=0)
         rows.append({
-            "model": model, "display": _display(model), "train_data": _train(model, train), "hn_set": hn,
+            "model": model, "display": _display(model, shown), "train_data": _train(model, train), "hn_set": hn,
             "kind": kind, "SC": by_split.loc["SC", "r1"], "UC": by_split.loc["UC", "r1"],
             "SC_ci_low": by_split.loc["SC", "r1_ci_low"], "SC_ci_high": by_split.loc["SC", "r1_ci_high"],
             "UC_ci_low": by_split.loc["UC", "r1_ci_low"], "UC_ci_high": by_split.loc["UC", "r1_ci_high"],
@@ -71,7 +73,8 @@ def productivity_evaluated(evaluated: pd.DataFrame) -> pd.DataFrame:
     if ev.empty:
         return pd.DataFrame(columns=["model", "display", "train_data", "hn_type", "complexity", "r1",
                                      "r1_ci_low", "r1_ci_high", "chance_r1", "n_queries", "kind"])
-    ev["display"] = ev["model"].map(_display)
+    shown = ev["display"] if "display" in ev else ev["model"]
+    ev["display"] = [_display(m, d) for m, d in zip(ev["model"], shown)]
     ev["train_data"] = ev["model"].map(lambda k: _train(k, "toy" if (ev["kind"] == "toy").any() else "other"))
     cols = ["model", "display", "train_data", "hn_type", "complexity", "r1", "r1_ci_low", "r1_ci_high",
             "r1_optimistic", "chance_r1", "n_queries", "n_tied_queries", "kind"]
@@ -86,9 +89,11 @@ def productivity_comparison(evaluated: pd.DataFrame) -> pd.DataFrame:
     if ev.empty:
         return pub
     ev = ev.rename(columns={"r1": "r1_eval", "r1_ci_low": "r1_eval_ci_low", "r1_ci_high": "r1_eval_ci_high"})
+    names = dict(zip(ev["model"], ev["display"]))
+    trains = dict(zip(ev["model"], ev["train_data"]))
     out = pub.merge(ev.drop(columns=["display", "train_data"]), on=["model", "hn_type", "complexity"], how="outer")
-    out["display"] = out["model"].map(_display)
-    out["train_data"] = out["model"].map(lambda k: _train(k, "toy"))
+    out["display"] = [_display(m, names.get(m)) for m in out["model"]]
+    out["train_data"] = [_train(m, trains.get(m, "other")) for m in out["model"]]
     out["diff"] = out["r1_eval"] - out["r1_paper"]
     return published.sort_by_model(out, extra=["hn_type", "complexity"],
                                    extra_order={"hn_type": HN_ORDER["productivity"]})

@@ -102,10 +102,10 @@ def parse_scores(text: str) -> np.ndarray:
 def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     """All summaries under ``root`` as one DataFrame (empty, with the columns, when none).
 
-    Adds ``kind`` and ``label`` from each manifest and ``result_dir``. A summary without a
+    Adds ``kind``, ``label`` and the model's ``display`` name from each manifest, and ``result_dir``. A summary without a
     manifest beside it is an interrupted write and is ignored.
     """
-    columns = SUMMARY_COLUMNS + ["kind", "label", "result_dir"]
+    columns = SUMMARY_COLUMNS + ["kind", "label", "display", "result_dir"]
     if root is None or not Path(root).exists():
         return pd.DataFrame(columns=columns)
     frames = []
@@ -118,6 +118,7 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
                                                                     "train_data": "string"})
         df["kind"] = manifest.get("kind", "evaluated")
         df["label"] = manifest.get("label", "")
+        df["display"] = manifest.get("model", {}).get("display") or df["model"]
         df["result_dir"] = str(manifest_path.parent)
         frames.append(df)
     if not frames:
