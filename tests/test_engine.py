@@ -249,3 +249,28 @@ def test_precision_options_run_on_cpu(loaded_tiny, synthetic_root):
     assert not np.allclose(fp32["score_positive"], bf16["score_positive"], atol=0, rtol=0)  # bf16 really ran
     with pytest.raises(ValueError, match="precision"):
         engine.run(loaded_tiny, qs, ImageIndex(image_dir), precision="fp8")
+
+
+def test_evaluate_command_line(tiny_model, synthetic_root, tmp_path, capsys):
+    from crepe_utils import cli
+    cfg, ckpt = tiny_model
+    data_dir, image_dir = synthetic_root
+    args = ["evaluate", "--benchmark", "productivity", "--model", cfg.stem, "--pretrained", str(ckpt),
+            "--model-config", str(cfg), "--data-dir", str(data_dir), "--image-dir", str(image_dir),
+            "--out", str(tmp_path / "out"), "--complexities", "4", "5", "--hn-types", "atom", "swap",
+            "--kind", "fixture", "--no-cache", "--device", "cpu"]
+    assert cli.main(args) == 0
+    summary = results.load_results(tmp_path / "out")
+    assert set(summary["hn_type"]) == {"atom", "swap"} and set(summary["kind"]) == {"fixture"}
+    assert "r1_ci_low" in capsys.readouterr().out
+    bad = args.copy()
+    bad[bad.index("--data-dir") + 1] = str(tmp_path / "nowhere")
+    assert cli.main(bad) == 1
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_evaluate_paper_skips_models_without_a_loader(capsys):
+    from crepe_utils import cli
+    assert cli.main(["evaluate-paper", "--models", "flava", "albef-14m"]) == 0
+    out = capsys.readouterr().out
+    assert "skip flava" in out and "skip albef-14m" in out

@@ -179,8 +179,8 @@ def test_world_passes_validation_clean(small_world):
     assert report.stats["token_identical_ties"] == 0
     assert len(report.files) == 27 + 2 * 3       # 27 productivity files, 2 splits × 3 HN columns
     assert report.token_lengths["n_tokens"].max() <= 32
-    default = validate(small_world, small_world / "images")        # real training sets only: prod. files
-    assert default.ok and len(default.files) == 27
+    default = validate(small_world, small_world / "images")        # finds the "toy" training set by itself
+    assert default.ok and len(default.files) == 27 + 2 * 3
 
 
 def test_generation_is_deterministic(tmp_path):
