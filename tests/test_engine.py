@@ -134,6 +134,18 @@ def test_tokenize_matches_open_clip_and_truncation_policies(loaded_tiny):
         engine.tokenize(tok, [long], "error")
 
 
+def test_parallel_tokenization_equals_serial_in_order(loaded_tiny):
+    tok = loaded_tiny.tokenizer
+    texts = [f"{n} {colour} dogs on a table" for n in range(40) for colour in ("red", "blue", "Green")]
+    texts.insert(57, " ".join(["word"] * 100))                 # an over-long one inside a middle chunk
+    serial = engine.tokenize(tok, texts)
+    parallel = engine.tokenize_parallel(tok, texts, num_workers=2, chunk=16)
+    assert parallel.ids == serial.ids
+    assert parallel.overlength.tolist() == serial.overlength.tolist() and parallel.overlength[57]
+    with pytest.raises(D.DataError, match="over the context length"):   # a worker's error reaches the caller
+        engine.tokenize_parallel(tok, texts, "error", num_workers=2, chunk=16)
+
+
 def test_overlength_captions_are_counted(loaded_tiny, synthetic_root):
     data_dir, image_dir = synthetic_root
     q0 = D.load_productivity(data_dir, ["atom"], [4]).queries[0]
