@@ -18,6 +18,7 @@ import pandas as pd
 
 from . import data as D
 from . import engine, metrics, paths, registry
+from .models import load_model, sha256_file
 from .results import KINDS, PER_QUERY_COLUMNS, format_scores, result_dir, write_result
 
 BENCHMARKS = ("systematicity", "productivity")
@@ -76,7 +77,6 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
     ``loaded`` (a :class:`crepe_utils.models.LoadedModel`) skips loading, e.g. across benchmarks.
     """
     from .images import ImageIndex
-    from .models import load_model
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -220,18 +220,13 @@ def environment() -> dict:
     }
 
 
-def _file_sha256(path: Path) -> str:
-    from .models import sha256_file
-    return sha256_file(path)
-
-
 def _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries: D.QuerySet,
               result: engine.EngineResult, settings: dict, seconds: float) -> dict:
     files = {}
     for name in sorted(queries.files):
         base = name.split("[", 1)[0]
         try:
-            files[base] = _file_sha256(D.find_file(data_dir, base))
+            files[base] = sha256_file(D.find_file(data_dir, base))
         except D.DataError:
             continue  # the all-negatives sets are built, not read
     issues = Counter(i.kind for i in queries.issues)
@@ -325,7 +320,6 @@ def add_arguments_evaluate_paper(parser) -> None:
 
 def run_evaluate_paper(args) -> int:
     """Every requested registry model on every benchmark it entered in the paper."""
-    from .models import load_model
     keys = [m.key for m in registry.paper_models(evaluable=True)] if args.models == ["paper"] else args.models
     failed = []
     for key in keys:
