@@ -20,9 +20,12 @@ case                               treatment
 =================================  =============================================================
 missing file or folder             :class:`DataError` naming the path and ``make data``
 missing columns                    :class:`DataError` naming file, missing and found columns
+bytes that are not UTF-8           :class:`DataError` naming file, line and bytes
 malformed literal, non-string      :class:`DataError` listing ``file:line: reason`` for every bad
 negative, empty/NaN caption,       row; with ``on_bad_row="skip"`` the rows are skipped and
-non-numeric or zero-area box       counted in :attr:`QuerySet.issues`
+non-numeric, zero-area or          counted in :attr:`QuerySet.issues`
+sub-pixel box (crops to nothing),
+``n`` that contradicts the file
 empty negative list                skipped and counted (a one-candidate set always ranks first;
                                    the official code keeps it): ``empty_negatives="keep"`` keeps
                                    it, ``"error"`` raises
@@ -40,11 +43,14 @@ from __future__ import annotations
 
 import ast
 import csv
+import io
 import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .errors import DataError
 
 PROD_HN_TYPES = ("atom", "swap", "negate")
 SYST_HN_TYPES = ("atom", "comp", "combined")
@@ -57,10 +63,6 @@ PROD_COLUMNS = ("image_id", "caption", "n", "n_objects", "n_relations", "n_attri
 BOX_COLUMNS = ("x", "y", "width", "height")
 
 MAX_LISTED_ERRORS = 10
-
-
-class DataError(ValueError):
-    """Bad or missing benchmark data; the message says which file and row, and how to fix it."""
 
 
 @dataclass(frozen=True)
@@ -234,9 +236,26 @@ def _parse_box(row: dict) -> tuple[float, float, float, float]:
         if not math.isfinite(v):
             raise _BadRow(f"column {col!r} is {raw!r}; expected a finite number")
         box.append(v)
-    if box[2] <= 0 or box[3] <= 0:
-        raise _BadRow(f"box has zero or negative area (width={box[2]:g}, height={box[3]:g})")
-    return tuple(box)  # type: ignore[return-value]
+    x, y, w, h = box
+    if w <= 0 or h <= 0:
+        raise _BadRow(f"box has zero or negative area (width={w:g}, height={h:g})")
+    # The official crop hands these floats to PIL, which rounds each corner to an integer: a box
+    # narrower than a pixel can round to an empty crop, which no model can encode.
+    if round(x + w) - round(x) <= 0 or round(y + h) - round(y) <= 0:
+        raise _BadRow(f"box (x={x:g}, y={y:g}, width={w:g}, height={h:g}) crops to nothing: the official crop "
+                      f"rounds its corners to {round(x)}..{round(x + w)} × {round(y)}..{round(y + h)} pixels")
+    return (x, y, w, h)
+
+
+def _check_complexity(row: dict, complexity: int) -> None:
+    """A productivity row's ``n`` column must agree with its file's complexity."""
+    raw = (row.get("n") or "").strip()
+    try:
+        ok = float(raw) == complexity
+    except ValueError:
+        ok = False
+    if not ok:
+        raise _BadRow(f"column 'n' is {raw!r} but the file name says complexity {complexity}")
 
 
 def _parse_caption(row: dict) -> str:
@@ -259,23 +278,38 @@ def _parse_image_id(row: dict) -> str:
     return str(int(value))
 
 
+def _read_text(path: Path) -> str:
+    """The file's text; bytes that are not UTF-8 are an error naming the line and the bytes."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        bad = raw[exc.start:exc.start + 4]
+        raise DataError(f"{path}:{line}: bytes {bad!r} are not UTF-8 ({exc.reason}); CREPE's CSVs are UTF-8. "
+                        "Re-download the file with `make data`, or re-save it as UTF-8.") from None
+
+
 def _read_csv(path: Path, required: tuple[str, ...]):
     """Yield (line_number, row dict) after checking the header."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        header = reader.fieldnames or []
-        missing = [c for c in required if c not in header]
-        if missing:
-            raise DataError(
-                f"{path}: missing column(s) {missing}; found {header}. Expected CREPE's CSV format "
-                "(see crepe_utils/data.py); re-download the archive with `make data`."
-            )
+    reader = csv.DictReader(io.StringIO(_read_text(path), newline=""))
+    header = reader.fieldnames or []
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise DataError(
+            f"{path}: missing column(s) {missing}; found {header}. Expected CREPE's CSV format "
+            "(see crepe_utils/data.py); re-download the archive with `make data`."
+        )
+    try:
         for row in reader:
             yield reader.line_num, row
+    except csv.Error as exc:
+        raise DataError(f"{path}:{reader.line_num}: not a well-formed CSV row ({exc}); re-download the file "
+                        "with `make data`.") from None
 
 
 def _load_file(path: Path, make_query, required: tuple[str, ...], negatives_column: str,
-               on_bad_row: str, empty_negatives: str, label: str) -> QuerySet:
+               on_bad_row: str, empty_negatives: str, label: str, check_row=None) -> QuerySet:
     if on_bad_row not in ("raise", "skip"):
         raise ValueError(f"on_bad_row must be 'raise' or 'skip', not {on_bad_row!r}")
     if empty_negatives not in ("skip", "keep", "error"):
@@ -290,6 +324,8 @@ def _load_file(path: Path, make_query, required: tuple[str, ...], negatives_colu
             caption = _parse_caption(row)
             box = _parse_box(row)
             negatives, was_set = _parse_candidates(row.get(negatives_column), negatives_column)
+            if check_row is not None:
+                check_row(row)
         except _BadRow as exc:
             bad.append(RowIssue(label, line, "bad row", str(exc), skipped=True))
             continue
@@ -320,6 +356,8 @@ def _load_file(path: Path, make_query, required: tuple[str, ...], negatives_colu
             f"{path}: {len(bad)} malformed row(s):\n  {listed}{more}\n"
             "Fix the file (re-download with `make data`), or skip these rows explicitly with "
             "on_bad_row='skip' (CLI: --skip-bad-rows); skipped rows are counted in the results."
+            + (" Rows without negatives: empty_negatives='skip' (default) or 'keep' (the official code's "
+               "behaviour) instead of 'error'." if any(b.kind == "empty negatives" for b in bad) else "")
         )
     out.issues.extend(bad)
     out.files[label] = n_rows
@@ -344,7 +382,8 @@ def load_productivity(data_dir: str | os.PathLike, hn_types=PROD_HN_TYPES, compl
             def make(hn=hn, n=n, **kw):
                 return Query(benchmark="productivity", hn_type=hn, split="", complexity=n, train_data="", **kw)
 
-            out.extend(_load_file(path, make, PROD_COLUMNS, "hard_negs", on_bad_row, "error", name))
+            out.extend(_load_file(path, make, PROD_COLUMNS, "hard_negs", on_bad_row, "error", name,
+                                  check_row=lambda row, n=n: _check_complexity(row, n)))
     return out
 
 

@@ -47,7 +47,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .atomic import atomic_path
-from .data import DataError, Query
+from .data import Query
+from .errors import DataError, ModelError
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 TRUNCATIONS = ("keep_eot", "official", "error")
@@ -206,7 +207,12 @@ def encode_token_ids(loaded, ids: Sequence[tuple[int, ...]], batch_size: int = 5
                 tok[i, :len(t)] = torch.tensor(t, dtype=torch.long)
             tok = tok.to(device)
             feats = forward(tok) if forward is not None else model.encode_text(tok)
-            out.append(F.normalize(feats.float(), dim=-1).cpu().numpy())
+            emb = F.normalize(feats.float(), dim=-1).cpu().numpy()
+            broken = ~np.isfinite(emb).all(axis=1)
+            if broken.any():
+                first = ", ".join(f"token ids {list(chunk[j][:8])}…" for j in np.flatnonzero(broken)[:2])
+                raise ModelError(_non_finite_message(loaded, precision, "text", int(broken.sum()), len(chunk), first))
+            out.append(emb)
             bar.update(len(chunk))
     bar.close()
     return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
@@ -226,7 +232,7 @@ def encode_texts(loaded, texts: Sequence[str], batch_size: int = 512, precision:
 # ------------------------------------------------------------------------------ image encoding
 
 class CropDataset:
-    """Distinct crops as preprocessed tensors; a decode failure is returned, not raised.
+    """Distinct crops as preprocessed tensors; a failure is returned as (kind, reason), not raised.
 
     Crops of one image are adjacent in the engine's work list, so the last decoded image is kept
     and reused: each image is decoded once however many of its regions are queried.
@@ -243,20 +249,31 @@ class CropDataset:
     def _image(self, path: str):
         from .images import open_rgb
         if self._last is None or self._last[0] != path:
+            self._last = None          # a failed decode must not leave the previous image in place
             self._last = (path, open_rgb(path))
         return self._last[1]
 
     def __getitem__(self, i):
         import torch
-        from .images import crop
+        from .images import box_wholly_outside, crop
         path, box = self.items[i]
         try:
             img = self._image(path)
-            if box is not None:
-                img = crop(img, box)
+        except Exception as exc:  # noqa: BLE001 - any decoder failure: reported per image by the caller
+            return torch.zeros(1), False, (UNREADABLE_IMAGE, f"{type(exc).__name__}: {exc}")
+        if box is not None:
+            if box_wholly_outside(box, img.size):
+                return torch.zeros(1), False, (BOX_OUTSIDE, f"box {box} lies wholly outside the "
+                                               f"{img.size[0]}×{img.size[1]} image")
+            img = crop(img, box)
+        try:
             return self.preprocess(img), True, None
-        except Exception as exc:  # noqa: BLE001 - reported per image by the caller
-            return torch.zeros(1), False, (path, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - reported per crop by the caller
+            return torch.zeros(1), False, (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}")
+
+
+#: Why a crop has no embedding (CropDataset's failure kinds, and the engine's skip reasons).
+UNREADABLE_IMAGE, BOX_OUTSIDE, UNUSABLE_CROP = "unreadable image", "box outside image", "crop not preprocessable"
 
 
 def _collate(batch):
@@ -269,8 +286,11 @@ def _collate(batch):
 
 def encode_crops(loaded, items: Sequence[tuple[str, tuple | None]], batch_size: int = 256,
                  precision: str = "fp32", num_workers: int = 0, progress: bool = False,
-                 desc: str = "crops") -> tuple[np.ndarray, list[tuple[str, str]]]:
-    """Embeddings of (image path, box) items and the (path, reason) of each failure (NaN rows)."""
+                 desc: str = "crops") -> tuple[np.ndarray, dict[int, tuple[str, str]]]:
+    """Embeddings of (image path, box) items, and {item index: (kind, reason)} of each failure (NaN rows).
+
+    A crop that was read and preprocessed but whose embedding is not finite is a :class:`ModelError`.
+    """
     import torch
     import torch.nn.functional as F
     from torch.utils.data import DataLoader
@@ -279,22 +299,35 @@ def encode_crops(loaded, items: Sequence[tuple[str, tuple | None]], batch_size: 
     loader = DataLoader(CropDataset(items, loaded.preprocess), batch_size=batch_size, shuffle=False,
                         num_workers=num_workers, collate_fn=_collate,
                         persistent_workers=False, pin_memory=loaded.device.type == "cuda")
-    out, errors = [], []
+    out, problems = [], {}
     bar = tqdm(total=len(items), desc=f"encode {desc}", unit="img", disable=not progress, smoothing=0.05)
     with torch.inference_mode(), precision_context(precision, loaded.device):
         for pixels, ok, errs in loader:
+            start = sum(len(e) for e in out)
             emb = np.full((len(ok), 0), np.nan, dtype=np.float32)
             if pixels is not None:
                 feats = loaded.model.encode_image(pixels.to(loaded.device, non_blocking=True))
                 emb = F.normalize(feats.float(), dim=-1).cpu().numpy()
-                emb[~np.array(ok)] = np.nan
+                good = np.array(ok)
+                broken = good & ~np.isfinite(emb).all(axis=1)
+                if broken.any():
+                    first = [items[start + j] for j in np.flatnonzero(broken)[:3]]
+                    raise ModelError(_non_finite_message(loaded, precision, "image", int(broken.sum()), len(ok),
+                                                         ", ".join(f"{Path(p).name} box {b}" for p, b in first)))
+                emb[~good] = np.nan
             out.append(emb)
-            errors.extend(e for e in errs if e)
+            problems.update({start + j: e for j, e in enumerate(errs) if e})
             bar.update(len(ok))
     bar.close()
     dim = max((e.shape[1] for e in out), default=0)
     out = [e if e.shape[1] == dim else np.full((len(e), dim), np.nan, dtype=np.float32) for e in out]
-    return (np.concatenate(out) if out else np.zeros((0, dim), np.float32)), errors
+    return (np.concatenate(out) if out else np.zeros((0, dim), np.float32)), problems
+
+
+def _non_finite_message(loaded, precision: str, what: str, n_bad: int, n: int, first: str) -> str:
+    return (f"{loaded.spec.key}: the model produced non-finite (NaN or inf) {what} embeddings for {n_bad} of {n} "
+            f"inputs in one batch at precision {precision} (first: {first}). The checkpoint may hold NaN/inf "
+            "weights, or the precision overflows (fp16): try --precision fp32, and check the weights file.")
 
 
 def encode_images(loaded, images: Sequence, batch_size: int = 64, precision: str = "fp32") -> np.ndarray:
@@ -423,10 +456,50 @@ def score_candidates(text_emb: np.ndarray, crop_emb: np.ndarray, cand_idx: np.nd
     return out
 
 
+def _overlength_message(queries: Sequence[Query], over: set[str], context_length: int) -> str:
+    rows = [(q.query_id, c) for q in queries for c in q.candidates if c in over]
+    listed = "\n  ".join(f"{qid}: {c[:70]!r}{'…' if len(c) > 70 else ''}" for qid, c in rows[:10])
+    return (f"{len(over)} caption(s) exceed the context length of {context_length} tokens, in {len(rows)} "
+            f"candidate(s):\n  {listed}\nChoose truncation='keep_eot' (open_clip's behaviour) or 'official' (CREPE's "
+            "vendored tokenizer, end token dropped); CLI: --truncation.")
+
+
+def _drop_unusable_crops(kept: list[Query], problems: dict[tuple, tuple[str, str]], image_index,
+                         skip_images: bool, skip_boxes: bool) -> tuple[list[Query], list[tuple[Query, str]]]:
+    """Remove the queries whose crop has no embedding, or raise, naming the culprit.
+
+    An unreadable image is the image's fault (every query on it goes); a box outside its image or a
+    crop that cannot be preprocessed is its CSV row's fault (only the queries with that box go).
+    """
+    by_image = {image_id: why for (image_id, _), (kind, why) in problems.items() if kind == UNREADABLE_IMAGE}
+    by_box = {crop: (kind, why) for crop, (kind, why) in problems.items() if kind != UNREADABLE_IMAGE}
+    if by_image and not skip_images:
+        listed = [f"{image_index.path(i)} (image {i}): {why}" for i, why in sorted(by_image.items())[:10]]
+        raise DataError(f"{len(by_image)} image(s) could not be read:\n  " + "\n  ".join(listed)
+                        + "\nRe-download them (`make data-vg`), or pass --skip-missing-images (their queries are "
+                        "skipped and counted).")
+    if by_box and not skip_boxes:
+        rows = [(q.query_id, by_box[(q.image_id, q.box)]) for q in kept if (q.image_id, q.box) in by_box]
+        listed = [f"{qid}: {kind}: {why}" for qid, (kind, why) in rows[:10]]
+        raise DataError(f"{len(rows)} query row(s) have a region that cannot be encoded:\n  " + "\n  ".join(listed)
+                        + ("\n  ..." if len(rows) > 10 else "")
+                        + "\nFix those rows, or pass --skip-bad-rows (they are skipped and counted).")
+    still, dropped = [], []
+    for q in kept:
+        if q.image_id in by_image:
+            dropped.append((q, UNREADABLE_IMAGE))
+        elif (q.image_id, q.box) in by_box:
+            dropped.append((q, by_box[(q.image_id, q.box)][0]))
+        else:
+            still.append(q)
+    return still, dropped
+
+
 def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.PathLike | None = None,
         precision: str = "fp32", image_batch_size: int = 256, text_batch_size: int = 512,
         num_workers: int = 0, length_cut: bool = True, truncation: str = "keep_eot",
-        skip_missing_images: bool = False, progress: bool = False, shard_batches: int = 8) -> EngineResult:
+        skip_missing_images: bool = False, skip_bad_boxes: bool = False, progress: bool = False,
+        shard_batches: int = 8) -> EngineResult:
     """Encode what ``queries`` need (once each, cached) and score every query's candidates."""
     t0 = time.perf_counter()
     fp = model_fingerprint(loaded, precision, length_cut, truncation)
@@ -456,36 +529,30 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     crop_key_list = [crop_keys[c] for c in crops]
     image_store = EmbeddingStore(root / "images" if root else None)
 
+    crop_problems: dict[tuple, tuple[str, str]] = {}     # (image id, box) → (kind, reason)
+
     def compute_crops(pos):
         items = [(str(image_index.path(crops[p][0])), crops[p][1]) for p in pos]
-        emb, errs = encode_crops(loaded, items, image_batch_size, precision, num_workers, progress)
-        compute_crops.errors.extend(errs)
+        emb, problems = encode_crops(loaded, items, image_batch_size, precision, num_workers, progress)
+        crop_problems.update({crops[pos[j]]: why for j, why in problems.items()})
         return emb
-    compute_crops.errors = []
     t_img = time.perf_counter()
     _fill(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches)
     t_img = time.perf_counter() - t_img
-    if compute_crops.errors:
-        bad_paths = {path for path, _ in compute_crops.errors}
-        if not skip_missing_images:
-            raise DataError(f"{len(compute_crops.errors)} image(s) could not be read:\n  "
-                            + "\n  ".join(f"{p}: {why}" for p, why in compute_crops.errors[:10])
-                            + "\nRe-download them, or pass --skip-missing-images (they are counted).")
-        still = []
-        for q in kept:
-            if str(image_index.path(q.image_id)) in bad_paths:
-                skipped.append((q, "unreadable image"))
-            else:
-                still.append(q)
-        kept = still
+    if crop_problems:
+        kept, dropped = _drop_unusable_crops(kept, crop_problems, image_index, skip_missing_images, skip_bad_boxes)
+        skipped.extend(dropped)
 
     # -- texts: distinct by token ids, sorted by length for cutting
     texts = sorted({c for q in kept for c in q.candidates})
     t_tok = time.perf_counter()
     # tokenizing is a phase of its own (nothing else runs), so it may use every core
-    tokens = tokenize_parallel(loaded.tokenizer, texts, truncation, max(num_workers, min(8, os.cpu_count() or 1)))
+    tokens = tokenize_parallel(loaded.tokenizer, texts, "keep_eot" if truncation == "error" else truncation,
+                               max(num_workers, min(8, os.cpu_count() or 1)))
     text_key = {t: token_key(ids) for t, ids in zip(texts, tokens.ids)}
     over = {t for t, o in zip(texts, tokens.overlength) if o}
+    if over and truncation == "error":
+        raise DataError(_overlength_message(kept, over, tokens.context_length))
     distinct_ids = {}
     for t, ids in zip(texts, tokens.ids):
         distinct_ids.setdefault(text_key[t], ids)

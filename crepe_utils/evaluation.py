@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import data as D
+from .errors import CrepeError
 from . import engine, metrics, paths, registry
 from .models import load_model, sha256_file
 from .results import KINDS, PER_QUERY_COLUMNS, format_scores, result_dir, write_result
@@ -101,6 +102,7 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
     result = engine.run(loaded, queries.queries, index, cache_dir=cache, precision=precision,
                         image_batch_size=batch_size, text_batch_size=text_batch_size, num_workers=num_workers,
                         length_cut=length_cut, truncation=truncation, skip_missing_images=skip_missing_images,
+                        skip_bad_boxes=on_bad_row == "skip",
                         progress=progress)
     ranks = metrics.ranks_from_flat(result.scores, result.offsets)
     summary = summarize(result, queries, ranks, tie_policy, n_boot)
@@ -266,7 +268,8 @@ def _common(parser) -> None:
     parser.add_argument("--no-length-cut", action="store_true", help="encode every caption at the full 77 tokens")
     parser.add_argument("--skip-missing-images", action="store_true", help="evaluate without queries whose image "
                         "is missing or unreadable (counted in the results)")
-    parser.add_argument("--skip-bad-rows", action="store_true", help="skip malformed CSV rows (counted)")
+    parser.add_argument("--skip-bad-rows", action="store_true", help="skip malformed CSV rows and regions that "
+                        "cannot be encoded, e.g. a box wholly outside its image (counted in the results)")
     parser.add_argument("--kind", default="evaluated", choices=KINDS, help="what the data are (labels the results)")
     parser.add_argument("--label", default="", help="free-text label stored in the manifest")
 
@@ -304,7 +307,7 @@ def run_evaluate(args) -> int:
         summary = evaluate(args.model, args.pretrained, args.model_config, benchmark=args.benchmark,
                            hn_types=args.hn_types, train_data=args.train_data, complexities=args.complexities,
                            **_kwargs(args))
-    except (D.DataError, ValueError, KeyError, FileNotFoundError) as exc:
+    except (CrepeError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     _print_summary(summary)

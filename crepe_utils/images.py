@@ -94,8 +94,19 @@ def image_size(path: str | os.PathLike) -> tuple[int, int]:
         return img.size
 
 
+def _rounded(box: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
+    """The box's corners as PIL rounds them: (left, top, right, bottom)."""
+    x, y, w, h = box
+    return round(x), round(y), round(x + w), round(y + h)
+
+
 def box_outside(box: tuple[float, float, float, float], size: tuple[int, int]) -> bool:
     """Whether the box (after PIL's rounding of its corners) reaches outside an image of ``size``."""
-    x, y, w, h = box
-    left, top, right, bottom = (round(v) for v in (x, y, x + w, y + h))
+    left, top, right, bottom = _rounded(box)
     return left < 0 or top < 0 or right > size[0] or bottom > size[1]
+
+
+def box_wholly_outside(box: tuple[float, float, float, float], size: tuple[int, int]) -> bool:
+    """Whether the rounded box shares no pixel with an image of ``size`` (its crop would be all padding)."""
+    left, top, right, bottom = _rounded(box)
+    return right <= 0 or bottom <= 0 or left >= size[0] or top >= size[1]

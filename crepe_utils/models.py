@@ -20,20 +20,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import re
+import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from . import registry
+from .errors import ModelError
 
 
-class QuickGELUMismatch(ValueError):
+class QuickGELUMismatch(ModelError):
     """The weights were trained with one activation and the architecture uses the other."""
-
-
-class ModelError(ValueError):
-    """A model that cannot be built as asked (unknown name, tag, file or config)."""
 
 
 @dataclass(frozen=True)
@@ -217,6 +216,8 @@ def load_model(model: str, pretrained: str | None = None, model_config: str | os
         overrides = {k: tag_cfg[k] for k in ("mean", "std", "interpolation", "resize_mode") if k in tag_cfg}
     elif source is not None and os.path.exists(source):
         checkpoint = source
+    if checkpoint is not None:
+        _check_checkpoint_file(checkpoint)
     try:
         model_obj, _, preprocess = open_clip.create_model_and_transforms(
             spec.architecture, pretrained=source, device=dev, cache_dir=cache_dir,
@@ -224,8 +225,8 @@ def load_model(model: str, pretrained: str | None = None, model_config: str | os
             image_interpolation=overrides.get("interpolation"), image_resize_mode=overrides.get("resize_mode"),
             weights_only=not (checkpoint and _trusted_legacy(checkpoint)),
         )
-    except RuntimeError as exc:
-        raise ModelError(f"could not load {spec.pretrained!r} into {spec.architecture!r}: {exc}") from None
+    except _LOAD_ERRORS as exc:
+        raise _checkpoint_error(spec, checkpoint, exc) from None
     if checkpoint is None and spec.pretrained is not None:
         checkpoint = P.download_pretrained(P.get_pretrained_cfg(spec.architecture, spec.pretrained),
                                            cache_dir=cache_dir)
@@ -238,6 +239,36 @@ def load_model(model: str, pretrained: str | None = None, model_config: str | os
                         "preprocess": {k: (list(v) if isinstance(v, tuple) else v) for k, v in pp_cfg.items()},
                         "context_length": int(getattr(tokenizer, "context_length", 77))})
     return LoadedModel(model=model_obj, preprocess=preprocess, tokenizer=tokenizer, spec=spec, device=dev)
+
+
+# What torch.load and load_state_dict raise for a file that is not a usable checkpoint.
+_LOAD_ERRORS = (RuntimeError, EOFError, OSError, KeyError, AttributeError, TypeError, ValueError,
+                pickle.UnpicklingError, zipfile.BadZipFile)
+
+
+def _check_checkpoint_file(path: str | os.PathLike) -> None:
+    path = Path(path)
+    if not path.is_file():
+        raise ModelError(f"checkpoint {path} is not a file")
+    if path.stat().st_size == 0:
+        raise ModelError(f"checkpoint {path} is empty (0 bytes): an interrupted download or copy? "
+                         "Download or copy it again.")
+
+
+def _checkpoint_error(spec: ModelSpec, checkpoint, exc: BaseException) -> ModelError:
+    """A ModelError that says whether the file is unreadable or holds another architecture's weights."""
+    what = f"checkpoint {checkpoint}" if checkpoint else f"weights {spec.pretrained!r}"
+    text = str(exc)
+    if any(k in text for k in ("size mismatch", "Missing key(s)", "Unexpected key(s)")):
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip().startswith(("size mismatch", "Missing", "Unexpected"))]
+        return ModelError(f"{what} does not fit architecture {spec.architecture!r}: {'; '.join(lines[:3])[:400]}. "
+                          "Pass the architecture these weights were trained with (--model), or its model-config "
+                          "JSON (--model-config).")
+    first = (text.splitlines()[0].split(". ")[0][:160] if text else "").rstrip(".")
+    return ModelError(f"{what} is not a readable PyTorch checkpoint for {spec.architecture!r} "
+                      f"({type(exc).__name__}: {first}). Expected a file written by torch.save holding a state "
+                      "dict (or {'state_dict': ...}); a truncated download, or a file of another kind, gives this "
+                      "error: download or copy it again.")
 
 
 def _paper_tag_cfg(spec: ModelSpec) -> dict:

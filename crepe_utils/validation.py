@@ -83,22 +83,6 @@ def _file_row(label: str, qs: D.QuerySet, benchmark: str, hn_type: str, split: s
     }
 
 
-def _complexity_mismatches(path: Path, complexity: int) -> list[str]:
-    """Rows whose ``n`` column disagrees with the file name's complexity."""
-    import csv
-    out = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        for row in reader:
-            try:
-                ok = int(float(row.get("n", "nan"))) == complexity
-            except ValueError:
-                ok = False
-            if not ok:
-                out.append(f"{path.name}:{reader.line_num}: n={row.get('n')!r}, file says {complexity}")
-    return out
-
-
 def systematicity_train_data(data_dir: str | os.PathLike) -> list[str]:
     """Training-set names of the systematicity files under ``data_dir`` (cc12m, yfcc, laion, toy …)."""
     import re
@@ -111,7 +95,7 @@ def systematicity_train_data(data_dir: str | os.PathLike) -> list[str]:
 
 
 def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = None,
-             token_lengths: bool = True, train_data=None) -> ValidationReport:
+             token_lengths: bool = True, train_data=None, progress: bool = False) -> ValidationReport:
     """Check every CREPE CSV found under ``data_dir`` (and the images, when ``image_dir`` is given).
 
     ``train_data``: the systematicity training sets to check; default: every one with files.
@@ -142,7 +126,6 @@ def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = 
             rows.append(_file_row(name, qs, "productivity", hn, "", n, path))
             all_queries.extend(qs.queries)
             report.errors.extend(str(i) for i in qs.issues if i.kind == "bad row")
-            report.errors.extend(_complexity_mismatches(path, n))
     for td in train_data:
         for split in D.SYST_SPLITS:
             name = D.systematicity_file_name(split, td)
@@ -187,7 +170,7 @@ def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = 
             report.notes.append("queries with a negative token-identical to the positive (an exact tie for "
                                 "every CLIP model): " + ", ".join(f"{b} {h}: {n:,}" for (b, h), n in sorted(ties.items())))
     if image_dir is not None:
-        _check_images(report, all_queries, image_dir)
+        _check_images(report, all_queries, image_dir, progress)
     return report
 
 
@@ -266,8 +249,10 @@ def token_identical_ties(queries) -> Counter:
     return out
 
 
-def _check_images(report: ValidationReport, queries, image_dir) -> None:
-    from .images import ImageIndex, box_outside, image_size
+def _check_images(report: ValidationReport, queries, image_dir, progress: bool = False) -> None:
+    """Every queried image decoded in full (a damaged file fails here, not halfway through a run)."""
+    from tqdm.auto import tqdm
+    from .images import ImageIndex, box_outside, box_wholly_outside, open_rgb
     try:
         index = ImageIndex(image_dir)
     except FileNotFoundError as exc:
@@ -278,25 +263,34 @@ def _check_images(report: ValidationReport, queries, image_dir) -> None:
         report.errors.append(f"{len(report.missing_images):,} image(s) missing under {image_dir} "
                              f"(first: {', '.join(report.missing_images[:10])}); run `make data-vg`")
     sizes: dict[str, tuple[int, int] | None] = {}
-    for q in queries:
-        if q.image_id in sizes or q.image_id not in index:
-            continue
+    ids = list(dict.fromkeys(q.image_id for q in queries if q.image_id in index))
+    for image_id in tqdm(ids, desc="decode images", unit="img", disable=not progress):
         try:
-            sizes[q.image_id] = image_size(index.path(q.image_id))
-        except Exception:  # noqa: BLE001 - any decoder failure means an unreadable image
-            sizes[q.image_id] = None
-            report.unreadable_images.append(q.image_id)
+            sizes[image_id] = open_rgb(index.path(image_id)).size
+        except Exception as exc:  # noqa: BLE001 - any decoder failure means an unreadable image
+            sizes[image_id] = None
+            report.unreadable_images.append(image_id)
+            if len(report.unreadable_images) <= 10:
+                report.errors.append(f"{index.path(image_id)} (image {image_id}) cannot be decoded: "
+                                     f"{type(exc).__name__}: {exc}")
     if report.unreadable_images:
         report.errors.append(f"{len(report.unreadable_images):,} image(s) unreadable "
                              f"(first: {', '.join(report.unreadable_images[:10])}); re-download them")
     seen_boxes = set()
+    outside = []
     for q in queries:
         size = sizes.get(q.image_id)
-        key = (q.image_id, q.box)
-        if size is None or key in seen_boxes:
+        if size is None:
             continue
-        seen_boxes.add(key)
-        report.boxes_outside += box_outside(q.box, size)
+        if box_wholly_outside(q.box, size):
+            outside.append(f"{q.query_id}: box {q.box} lies wholly outside image {q.image_id} ({size[0]}×{size[1]})")
+        key = (q.image_id, q.box)
+        if key not in seen_boxes:
+            seen_boxes.add(key)
+            report.boxes_outside += box_outside(q.box, size)
+    report.errors.extend(outside[:10])
+    if len(outside) > 10:
+        report.errors.append(f"... {len(outside) - 10} more rows with a box wholly outside its image")
 
 
 # ------------------------------------------------------------------------------ command line
@@ -315,6 +309,6 @@ def run(args) -> int:
     if data_dir is None:
         print("no CREPE data found: run `make data` or pass --data-dir", flush=True)
         return 1
-    report = validate(data_dir, args.image_dir, token_lengths=not args.no_tokens)
+    report = validate(data_dir, args.image_dir, token_lengths=not args.no_tokens, progress=True)
     print(report.to_text())
     return 0 if report.ok else 1

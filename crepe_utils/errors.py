@@ -1,0 +1,19 @@
+"""The package's error types: one base class, so every command can catch a user error in one place.
+
+A :class:`CrepeError` always means bad or missing input (data, images, a model file or name) and its
+message says what was found, what was expected and how to fix it; commands print it as one error
+and exit non-zero. Anything else escaping is a bug in this package.
+"""
+from __future__ import annotations
+
+
+class CrepeError(Exception):
+    """Base of every error this package raises for input it cannot use."""
+
+
+class DataError(CrepeError, ValueError):
+    """Bad or missing benchmark data; the message says which file and row, and how to fix it."""
+
+
+class ModelError(CrepeError, ValueError):
+    """A model that cannot be built or used as asked (unknown name, tag, file, config, or its output)."""
