@@ -138,3 +138,69 @@ def synthetic_crepe_root(root: Path, n_images: int = 12, rows_per_file: int = 6,
         write_systematicity_csv(data_dir / "syst_hard_negatives" /
                                 f"syst_vg_hard_negs_{split}_in_{train_data}.csv", rows)
     return data_dir, image_dir
+
+
+#: Boxes of the differential fixture, (x, y, width, height) on an 80 × 60 image, by what they test.
+DIFFERENTIAL_BOXES = {
+    "whole-pixel": (4.0, 3.0, 50.0, 40.0),
+    "fractional": (10.4, 3.6, 30.5, 20.5),
+    "half-pixel": (10.5, 2.5, 20.0, 20.5),        # PIL rounds halves to even: 10..30 × 2..22
+    "partly-outside": (60.0, 40.0, 40.0, 40.0),   # right and bottom edges past the image: black padding
+    "negative-origin": (-5.2, -3.7, 30.0, 25.0),
+}
+WHOLLY_OUTSIDE_BOX = (90.0, 10.0, 20.0, 20.0)
+OVERLONG_CAPTION = " ".join(["a small red dog next to a wooden table"] * 12)   # 110 tokens with start/end
+
+
+def differential_crepe_root(root: Path, seed: int = 1) -> tuple[Path, Path]:
+    """A CREPE data root built to exercise every path of the engine against a naive reference.
+
+    Productivity (complexities 4 and 5, all three HN types): twin rows present in all three types (so
+    the all-negatives sets of app. B.3 are built), set literals, a positive among its own negatives,
+    a case-only negative (token-identical to the positive), an over-long negative, and every kind of
+    box in DIFFERENTIAL_BOXES, on images in both VG_100K folders. Systematicity (laion): one row with
+    an empty HN-Comp list, for the empty-negatives policies.
+    """
+    rng = np.random.default_rng(seed)
+    data_dir, image_dir = Path(root) / "crepe", Path(root) / "images"
+    ids = [str(2000 + i) for i in range(6)]
+    make_vg_root(image_dir, ids, size=(80, 60), second_half=set(ids[1::2]))
+    boxes = list(DIFFERENTIAL_BOXES.values())
+
+    def caption(k):
+        return " ".join(rng.choice(WORDS, size=k))
+
+    for n in (4, 5):
+        twins = [dict(image_id=ids[j % len(ids)], caption=caption(n), box=boxes[j % len(boxes)])
+                 for j in range(5)]
+        for t, hn in enumerate(("atom", "swap", "negate")):
+            rows = []
+            for j, twin in enumerate(twins):
+                negs = [caption(n) for _ in range(5)]
+                if hn == "negate" and j == 1:
+                    negs = set(negs)
+                if hn == "swap" and j == 2:
+                    negs[3] = twin["caption"]                       # the positive among its negatives
+                if hn == "negate" and j == 3:
+                    negs[0] = twin["caption"].upper().replace(" ", "  ")   # token-identical to the positive
+                if hn == "atom" and j == 4 and n == 5:
+                    negs[4] = OVERLONG_CAPTION
+                rows.append(_row(twin["image_id"], twin["caption"], twin["box"], negs))
+            # one row of this type only (no all-negatives twin), on a box of its own
+            rows.append(_row(ids[(t + n) % len(ids)], caption(n), boxes[(t + 2) % len(boxes)],
+                             [caption(n) for _ in range(5)]))
+            write_productivity_csv(data_dir / "prod_hard_negatives" / hn /
+                                   f"prod_vg_hard_negs_{hn}_complexity_{n}.csv", rows, n)
+    for split in ("seen_compounds", "unseen_compounds"):
+        rows = [dict(image_id=ids[j], caption=caption(4), x=b[0], y=b[1], width=b[2], height=b[3],
+                     atom=[caption(4) for _ in range(3)], comp=[caption(5) for _ in range(4)])
+                for j, b in enumerate(boxes[:4])]
+        rows[1]["comp"] = []                                      # empty HN-Comp list
+        write_systematicity_csv(data_dir / "syst_hard_negatives" /
+                                f"syst_vg_hard_negs_{split}_in_laion.csv", rows)
+    return data_dir, image_dir
+
+
+def _row(image_id, caption, box, negs):
+    return dict(image_id=image_id, caption=caption, x=box[0], y=box[1], width=box[2], height=box[3],
+                hard_negs=negs)
