@@ -9,6 +9,8 @@ import argparse
 import importlib
 import sys
 
+from .errors import CrepeError
+
 #: command → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "download": ("crepe_utils.download", "download and verify CREPE, Visual Genome or Winoground"),
@@ -52,7 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(command).parse_args(rest)
     mod = importlib.import_module(COMMANDS[command][0])
     runner = getattr(mod, f"run_{command.replace('-', '_')}", None) or mod.run
-    return int(runner(args) or 0)
+    try:
+        return int(runner(args) or 0)
+    except CrepeError as exc:          # a user error: its message says what to fix; no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

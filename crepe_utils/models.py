@@ -20,9 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 import re
-import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -225,7 +223,7 @@ def load_model(model: str, pretrained: str | None = None, model_config: str | os
             image_interpolation=overrides.get("interpolation"), image_resize_mode=overrides.get("resize_mode"),
             weights_only=not (checkpoint and _trusted_legacy(checkpoint)),
         )
-    except _LOAD_ERRORS as exc:
+    except Exception as exc:  # noqa: BLE001 - torch.load and load_state_dict raise many types for a bad file
         raise _checkpoint_error(spec, checkpoint, exc) from None
     if checkpoint is None and spec.pretrained is not None:
         checkpoint = P.download_pretrained(P.get_pretrained_cfg(spec.architecture, spec.pretrained),
@@ -239,11 +237,6 @@ def load_model(model: str, pretrained: str | None = None, model_config: str | os
                         "preprocess": {k: (list(v) if isinstance(v, tuple) else v) for k, v in pp_cfg.items()},
                         "context_length": int(getattr(tokenizer, "context_length", 77))})
     return LoadedModel(model=model_obj, preprocess=preprocess, tokenizer=tokenizer, spec=spec, device=dev)
-
-
-# What torch.load and load_state_dict raise for a file that is not a usable checkpoint.
-_LOAD_ERRORS = (RuntimeError, EOFError, OSError, KeyError, AttributeError, TypeError, ValueError,
-                pickle.UnpicklingError, zipfile.BadZipFile)
 
 
 def _check_checkpoint_file(path: str | os.PathLike) -> None:
@@ -265,6 +258,10 @@ def _checkpoint_error(spec: ModelSpec, checkpoint, exc: BaseException) -> ModelE
                           "Pass the architecture these weights were trained with (--model), or its model-config "
                           "JSON (--model-config).")
     first = (text.splitlines()[0].split(". ")[0][:160] if text else "").rstrip(".")
+    if checkpoint is None:      # weights by tag: open_clip downloads them into its cache
+        return ModelError(f"could not download or load open_clip weights {spec.pretrained!r} for "
+                          f"{spec.architecture!r} ({type(exc).__name__}: {first}). Without network access, fetch "
+                          "them once on a connected machine, or pass a local checkpoint file with --pretrained.")
     return ModelError(f"{what} is not a readable PyTorch checkpoint for {spec.architecture!r} "
                       f"({type(exc).__name__}: {first}). Expected a file written by torch.save holding a state "
                       "dict (or {'state_dict': ...}); a truncated download, or a file of another kind, gives this "
