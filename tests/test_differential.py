@@ -249,3 +249,22 @@ def test_empty_negatives_under_each_policy(differential, loaded_tiny, policy):
     for i, q in enumerate(res.queries):
         if q.query_id in empty:
             assert len(res.query_scores(i)) == 1 and ranks.pessimistic[i] == 1   # the official "always first"
+
+
+BF16_TOL = 0.01   # |bf16 − fp32| of cosine scores (measured: 4e-3 on the fixture); bf16 keeps 8 significant bits
+
+
+def test_bf16_ranks_equal_fp32_except_within_its_tolerance(differential, loaded_tiny):
+    data_dir, image_dir, raw, ref = differential
+    res = engine.run(loaded_tiny, _queries(data_dir), ImageIndex(image_dir), cache_dir=None, precision="bf16")
+    index = {q.query_id: i for i, q in enumerate(res.queries)}
+    moved, decided = 0, 0
+    for qid, (scores, *_rest) in ref.items():
+        ours = res.query_scores(index[qid]).astype(np.float64)
+        assert np.abs(ours - scores).max() <= BF16_TOL, qid
+        moved += int(np.abs(ours - scores).max() > 1e-6)
+        # every negative that fp32 puts clearly above or below the positive stays on that side
+        clear = np.abs(scores[1:] - scores[0]) > 2 * BF16_TOL
+        decided += int(clear.sum())
+        assert np.array_equal(np.sign(ours[1:] - ours[0])[clear], np.sign(scores[1:] - scores[0])[clear]), qid
+    assert moved > len(ref) // 2 and decided > len(ref)    # bf16 really ran, and the claim covers most pairs
