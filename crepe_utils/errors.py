@@ -17,3 +17,7 @@ class DataError(CrepeError, ValueError):
 
 class ModelError(CrepeError, ValueError):
     """A model that cannot be built or used as asked (unknown name, tag, file, config, or its output)."""
+
+
+class DownloadError(CrepeError, RuntimeError):
+    """A download that cannot complete; the message names the URL or file and how to fix it."""

@@ -267,7 +267,7 @@ def test_verified_files_are_neither_fetched_nor_hashed_again(server, prod_zip, t
     def no_hashing(*args, **kwargs):
         raise AssertionError("a verified file was hashed again")
 
-    monkeypatch.setattr(download, "_digests", no_hashing)
+    monkeypatch.setattr(download.verification, "digests", no_hashing)
     downloader = make_downloader([entry], tmp_path)
     downloader.run()
     assert server.requests == []
@@ -410,7 +410,7 @@ def test_no_network_gives_a_clear_error(prod_zip, tmp_path):
 
 
 def test_short_disk_is_refused_before_any_request(server, prod_zip, tmp_path, monkeypatch):
-    monkeypatch.setattr(download.shutil, "disk_usage", lambda path: type("U", (), {"free": 10**6})())
+    monkeypatch.setattr(download.disk.shutil, "disk_usage", lambda path: type("U", (), {"free": 10**6})())
     entry = prod_entry(server, prod_zip, approx_size=5 * 10**9)   # download + extraction: 10 GB
     with pytest.raises(DownloadError, match=r"Not enough disk space.*10\.0 GB.*1\.0 MB free"):
         make_downloader([entry], tmp_path).run()
@@ -432,7 +432,7 @@ def test_winoground_without_token_fails_before_any_request(tmp_path, monkeypatch
     def no_requests(*args, **kwargs):
         raise AssertionError("a request was made without a token")
 
-    monkeypatch.setattr(Downloader, "_open", no_requests)
+    monkeypatch.setattr(download.transport.Transport, "_open", no_requests)
     entries = datasets.files_for("winoground", environ={})
     assert download.hub_token({"HF_HOME": str(tmp_path)}) is None
     with pytest.raises(DownloadError) as err:

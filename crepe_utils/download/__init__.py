@@ -1,0 +1,38 @@
+"""Resumable, verified downloads of the files in :mod:`crepe_utils.datasets` (``make data``).
+
+``python -m crepe_utils download {crepe,vg,winoground} [--dest DIR] [--yes] [--remove-archives]``
+
+For each file of the dataset a run goes through these steps; an interrupted run resumes at the
+step it stopped in, and nothing unverified is ever given a final name:
+
+1. **State on disk** (:mod:`.plan`). ``<dest>/<folder>/`` with a matching extraction marker: done.
+   The folder without a marker: placed by hand, left alone. The file with a matching entry (size
+   and mtime) in ``<dest>/download_record.json``: verified, not hashed again. Any other copy of the
+   file: hashed and checked (a mismatch is moved aside as ``<name>.bad``). ``<name>.part``: resumed.
+2. **Plan** (:mod:`.plan`). What, how big, where; free disk space checked (downloads plus
+   extraction, with a margin); confirmation asked on a terminal unless ``--yes``.
+3. **Download** (:mod:`.transport`) into ``<name>.part`` (next to it ``<name>.part.json``: URL,
+   validator, size). Interruptions are retried, then resumed with HTTP ``Range`` + ``If-Range``; a
+   server that ignores the range (200) or a remote file that changed restarts from zero.
+4. **Verification** (:mod:`.verification`) against the pinned checksum, else the sha256 recorded at
+   the first download, plus the hub's ``X-Linked-Etag``; archives must also open as zips. Only then
+   the file is renamed to its final name and recorded; on a mismatch the download is deleted.
+5. **Extraction** (:mod:`.extraction`) into ``<dest>/.crepe-extract-*``; a marker
+   (``.crepe_extracted.json``) is written inside, and one rename moves the folder into place.
+   Leftovers of an interrupted extraction are deleted by the next run.
+
+:mod:`.downloader` runs these steps in order. Winoground is gated: the token comes from
+``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN`` or the file written by ``huggingface-cli login``; it is sent
+only to the URL's own host (never along a redirect to another host, nor to a ``CREPE_MIRROR``).
+Standard library only (urllib), plus tqdm bars.
+"""
+from __future__ import annotations
+
+from ..errors import DownloadError
+from .command import add_arguments, default_destination, hub_token, run
+from .downloader import Downloader
+from .extraction import MARKER_NAME
+from .verification import RECORD_NAME
+
+__all__ = ["DownloadError", "Downloader", "MARKER_NAME", "RECORD_NAME", "add_arguments", "default_destination",
+           "hub_token", "run"]

@@ -1,0 +1,75 @@
+"""``python -m crepe_utils download``: options, the destination defaults, the Hugging Face token."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Mapping
+
+from .. import paths
+from ..datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, DatasetTableError, files_for
+from ..errors import DownloadError
+from .downloader import Downloader
+from .extraction import MARKER_NAME
+from .verification import RECORD_NAME
+
+TOKEN_ENVS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+
+
+def default_destination(dataset: str) -> Path:
+    """Where ``dataset`` goes without ``--dest`` (see :mod:`crepe_utils.paths`)."""
+    return {"crepe": paths.data_root() / "crepe", "vg": paths.vg_images_dir(),
+            "winoground": paths.winoground_dir()}[dataset]
+
+
+def hub_token(environ: Mapping[str, str] | None = None) -> str | None:
+    """The Hugging Face token: ``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN``, else ``huggingface-cli login``'s file."""
+    environ = os.environ if environ is None else environ
+    for name in TOKEN_ENVS:
+        if environ.get(name, "").strip():
+            return environ[name].strip()
+    hf_home = environ.get("HF_HOME") or os.path.join("~", ".cache", "huggingface")
+    token_file = Path(environ.get("HF_TOKEN_PATH") or os.path.join(hf_home, "token")).expanduser()
+    if token_file.is_file():
+        return token_file.read_text(encoding="utf-8").strip() or None
+    return None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("dataset", choices=DATASETS,
+                        help="crepe: hard-negative CSVs; vg: Visual Genome images (about 15 GB); "
+                             "winoground: gated, needs HF_TOKEN")
+    parser.add_argument("--dest", metavar="DIR",
+                        help="destination folder (default: $CREPE_DATA/crepe, $VG_IMAGES or "
+                             "$CREPE_DATA/visual_genome, $WINOGROUND_DATA or $CREPE_DATA/winoground)")
+    parser.add_argument("--yes", "-y", action="store_true", help="do not ask before downloading")
+    parser.add_argument("--remove-archives", action="store_true",
+                        help="delete each zip once extracted (its sha256 stays recorded)")
+    parser.epilog = (
+        "environment:\n"
+        f"  {MIRROR_ENV + '=URL':<30} fetch every file from URL/<file name>\n"
+        f"  {OVERRIDE_ENV + '=FILE':<30} JSON: entry name -> fields to replace (mirrors, tests),\n"
+        f"  {'':<30} see crepe_utils/datasets.py\n"
+        f"  {'HF_TOKEN':<30} Hugging Face token for Winoground (or `huggingface-cli login`)\n"
+        f"Bookkeeping: DEST/{RECORD_NAME} (verified sizes and digests), DEST/<folder>/{MARKER_NAME}.")
+
+
+def _ask() -> bool:
+    return input("Proceed? [y/N] ").strip().lower() in ("y", "yes")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        entries = files_for(args.dataset)
+        dest = Path(args.dest) if args.dest else default_destination(args.dataset)
+        confirm = None if args.yes or not sys.stdin.isatty() else _ask
+        Downloader(entries, dest, token=hub_token(), remove_archives=args.remove_archives).run(confirm)
+    except (DownloadError, DatasetTableError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: partial downloads are kept (*.part) and resumed by the next run", file=sys.stderr)
+        return 130
+    return 0
