@@ -56,16 +56,36 @@ TRUNCATIONS = ("keep_eot", "official", "error")
 
 # ------------------------------------------------------------------------------ precision
 
+def _fp32_knobs():
+    """PyTorch's per-backend fp32 precision settings (its current API; the legacy allow_tf32 flags
+    must not be mixed with it)."""
+    import torch
+    b = torch.backends
+    return {"cuda.matmul": b.cuda.matmul, "cudnn.conv": b.cudnn.conv, "cudnn.rnn": b.cudnn.rnn,
+            "mkldnn.matmul": b.mkldnn.matmul, "mkldnn.conv": b.mkldnn.conv}
+
+
+def fp32_settings() -> dict[str, str]:
+    """The fp32 precision in effect per backend ("ieee", "tf32", ...), as the manifest records it."""
+    return {name: knob.fp32_precision for name, knob in _fp32_knobs().items()}
+
+
 @contextlib.contextmanager
 def precision_context(precision: str, device):
-    """Autocast and TF32 settings for one precision; restores the global flags afterwards."""
+    """Autocast and fp32 settings for one precision; restores the global settings afterwards.
+
+    ``fp32`` is strict IEEE fp32 on every backend: PyTorch's default lets cuDNN convolutions use
+    TF32, which would change the ResNet numbers on Ampere and later GPUs. ``tf32`` allows TF32 for
+    CUDA matmuls and cuDNN; CPU backends stay IEEE in every mode.
+    """
     import torch
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-    tf32 = precision == "tf32"
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
+    knobs = _fp32_knobs()
+    saved = {name: knob.fp32_precision for name, knob in knobs.items()}
+    gpu = "tf32" if precision == "tf32" else "ieee"
+    for name, knob in knobs.items():
+        knob.fp32_precision = gpu if name.startswith(("cuda", "cudnn")) else "ieee"
     try:
         if precision in ("bf16", "fp16"):
             dtype = torch.bfloat16 if precision == "bf16" else torch.float16
@@ -74,7 +94,8 @@ def precision_context(precision: str, device):
         else:
             yield
     finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+        for name, knob in knobs.items():
+            knob.fp32_precision = saved[name]
 
 
 # ------------------------------------------------------------------------------ tokenization
@@ -456,6 +477,11 @@ def score_candidates(text_emb: np.ndarray, crop_emb: np.ndarray, cand_idx: np.nd
     return out
 
 
+def _settings_in_effect(precision: str, device) -> dict[str, str]:
+    with precision_context(precision, device):
+        return fp32_settings()
+
+
 def _overlength_message(queries: Sequence[Query], over: set[str], context_length: int) -> str:
     rows = [(q.query_id, c) for q in queries for c in q.candidates if c in over]
     listed = "\n  ".join(f"{qid}: {c[:70]!r}{'…' if len(c) > 70 else ''}" for qid, c in rows[:10])
@@ -587,6 +613,7 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         "n_token_identical_merged": len(texts) - len(distinct_ids),
         "n_overlength_texts": len(over), "cache_fingerprint": fp,
         "length_cut": bool(length_cut and _cut_text_forward(loaded.model) is not None),
+        "fp32_precision": _settings_in_effect(precision, loaded.device),
         "seconds_images": round(t_img, 3), "seconds_tokenize": round(t_tok, 3), "seconds_texts": round(t_txt, 3),
         "seconds_total": round(time.perf_counter() - t0, 3),
     }

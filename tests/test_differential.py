@@ -268,3 +268,21 @@ def test_bf16_ranks_equal_fp32_except_within_its_tolerance(differential, loaded_
         decided += int(clear.sum())
         assert np.array_equal(np.sign(ours[1:] - ours[0])[clear], np.sign(scores[1:] - scores[0])[clear]), qid
     assert moved > len(ref) // 2 and decided > len(ref)    # bf16 really ran, and the claim covers most pairs
+
+
+def test_fp32_is_strict_ieee_on_every_backend_and_recorded(differential, loaded_tiny):
+    import torch
+    data_dir, image_dir, *_ = differential
+    b = torch.backends
+
+    def flags():
+        return (b.cuda.matmul.fp32_precision, b.cudnn.conv.fp32_precision, b.mkldnn.matmul.fp32_precision)
+    before = flags()
+    qs = _queries(data_dir)[:2]
+    for precision, gpu in (("fp32", "ieee"), ("bf16", "ieee"), ("tf32", "tf32")):
+        res = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=None, precision=precision)
+        recorded = res.stats["fp32_precision"]
+        assert recorded["cuda.matmul"] == recorded["cudnn.conv"] == recorded["cudnn.rnn"] == gpu
+        assert recorded["mkldnn.matmul"] == recorded["mkldnn.conv"] == "ieee"
+    assert flags() == before                     # the global settings are restored
+    assert before[1] == "tf32"                   # PyTorch's default for cuDNN convolutions: strict fp32 overrides it
