@@ -1,0 +1,283 @@
+"""One prepared check for a machine with an accelerator: throughput against the FLOP bound, and exactness.
+
+    .venv/bin/python benchmarks/device_check.py --device cuda                 # every paper architecture
+    .venv/bin/python benchmarks/device_check.py --device cuda --captions-dir data/crepe
+    .venv/bin/python benchmarks/device_check.py --device cpu --tiny --images 4   # what the test runs
+
+Needs no network and no weights: each model is a randomly initialised open_clip model of the real
+architecture at its real size, saved and loaded through the real checkpoint path; images are
+synthetic 800 × 600 JPEGs with two query regions each; captions are CREPE's real ones when
+``--captions-dir`` holds the productivity CSVs, random word strings otherwise. Nothing here is a
+benchmark score.
+
+Per architecture and precision it measures images/s (decode, crop, preprocess, encode), texts/s
+(length-cut batches) and end-to-end queries/s of ``engine.run``, and sets each against the FLOP
+time of the same work at two peaks: the device's data-sheet peak (known devices only) and a
+measured large-matmul peak. Once per architecture it checks that fp32 ranks on the device equal
+fp32 ranks on the CPU except where a query's margin is below ``--tau``, and that two device runs
+give bit-identical scores. It stops starting new measurements after ``--budget-s`` seconds,
+writes one JSON (``--out``) and prints a table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PAPER_ARCHS = ("RN50-quickgelu", "RN101-quickgelu", "ViT-B-32-quickgelu", "ViT-B-16", "ViT-B-16-plus-240",
+               "ViT-L-14")
+TINY = {"embed_dim": 32,
+        "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "head_width": 32, "patch_size": 16},
+        "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}}
+#: Dense data-sheet peaks in FLOP/s (no sparsity), by a substring of torch.cuda.get_device_name().
+DATASHEET_PEAKS = {
+    "H200": {"fp32": 67e12, "tf32": 494.7e12, "bf16": 989.4e12, "fp16": 989.4e12},
+    "H100": {"fp32": 67e12, "tf32": 494.7e12, "bf16": 989.4e12, "fp16": 989.4e12},
+    "A100": {"fp32": 19.5e12, "tf32": 156e12, "bf16": 312e12, "fp16": 312e12},
+}
+WORDS = ("red blue green small large dog cat table chair on under next to a the wooden metal shiny old man "
+         "woman car tree window street sign building").split()
+
+
+def sync(device) -> None:
+    import torch
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def synthetic_data(root: Path, n_images: int, captions: list[str], seed: int = 0):
+    """Images (800 × 600 smooth noise), two regions each, and productivity-shaped queries over them."""
+    from PIL import Image
+    from crepe_utils.data import Query
+    rng = np.random.default_rng(seed)
+    folder = root / "VG_100K"
+    folder.mkdir(parents=True, exist_ok=True)
+    queries = []
+    for i in range(n_images):
+        small = rng.integers(0, 256, size=(75, 100, 3), dtype=np.uint8)
+        Image.fromarray(small).resize((800, 600), Image.BILINEAR).save(folder / f"{i + 1}.jpg", quality=90)
+        for r in range(2):
+            box = (float(rng.integers(0, 300)), float(rng.integers(0, 200)), float(rng.integers(200, 500)),
+                   float(rng.integers(150, 400)))
+            for hn in ("atom", "swap", "negate"):
+                pick = rng.choice(len(captions), size=6, replace=False)
+                queries.append(Query(benchmark="productivity", hn_type=hn, split="", complexity=4, train_data="",
+                                     image_id=str(i + 1), box=box, positive=captions[pick[0]],
+                                     negatives=tuple(captions[j] for j in pick[1:]), source=f"synthetic:{len(queries)}"))
+    return queries
+
+
+def load_captions(captions_dir: str | None, n: int, seed: int = 0) -> tuple[list[str], str]:
+    if captions_dir:
+        from crepe_utils import data as D
+        texts = sorted({c for q in D.load_productivity(captions_dir).queries for c in q.candidates})
+        rng = np.random.default_rng(seed)
+        return [texts[i] for i in rng.choice(len(texts), size=min(n, len(texts)), replace=False)], "CREPE productivity"
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(4, 24)))) for _ in range(n)], "synthetic"
+
+
+def build_model(arch: str, workdir: Path, device: str):
+    import open_clip
+    import torch
+    from crepe_utils.models import load_model, save_checkpoint
+    torch.manual_seed(0)
+    config = None
+    if arch == "tiny":
+        config = workdir / "device-check-tiny.json"
+        config.write_text(json.dumps(TINY))
+        open_clip.add_model_config(config)
+        arch = config.stem
+    ckpt = save_checkpoint(open_clip.create_model(arch, pretrained=None), workdir / f"{arch}-random.pt")
+    return load_model(arch, str(ckpt), str(config) if config else None, device=device)
+
+
+def flops_per_item(loaded, text_len: int) -> tuple[float, float]:
+    """Forward FLOPs of one image and of one caption of ``text_len`` tokens (PyTorch's FLOP counter)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+    size = loaded.spec.preprocess.get("size", 224)
+    size = size if isinstance(size, (list, tuple)) else (size, size)
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)     # the fused attention kernel is invisible to the counter
+    with torch.inference_mode():
+        with FlopCounterMode(display=False) as counter:
+            loaded.model.encode_image(torch.zeros(1, 3, *size, device=loaded.device))
+        image = counter.get_total_flops()
+        with FlopCounterMode(display=False) as counter:
+            tokens = torch.zeros(1, loaded.spec.context_length, dtype=torch.long, device=loaded.device)
+            tokens[0, text_len - 1] = 49407
+            loaded.model.encode_text(tokens)
+        text_full = counter.get_total_flops()
+    torch.backends.mha.set_fastpath_enabled(fastpath)
+    # the engine cuts each batch to its longest caption: attention aside, cost scales with length
+    return float(image), float(text_full) * text_len / loaded.spec.context_length
+
+
+def measured_peak(device, precision: str, n: int = 8192) -> float:
+    """FLOP/s of a large square matmul at ``precision`` on ``device`` (a practical peak)."""
+    import torch
+    from crepe_utils.engine import precision_context
+    if device.type == "cpu":
+        n = 1024
+    a = torch.randn(n, n, device=device)
+    b = torch.randn(n, n, device=device)
+    with torch.inference_mode(), precision_context(precision, device):
+        for _ in range(2):
+            a @ b
+        sync(device)
+        t0, reps = time.perf_counter(), 0
+        while time.perf_counter() - t0 < 1.0:
+            a @ b
+            reps += 1
+        sync(device)
+    return 2 * n ** 3 * reps / (time.perf_counter() - t0)
+
+
+def measure(loaded, queries, image_dir: Path, precision: str, workers: int) -> dict:
+    from crepe_utils import engine
+    from crepe_utils.images import ImageIndex
+    index = ImageIndex(image_dir)
+    crops = sorted({(q.image_id, q.box) for q in queries})
+    items = [(str(index.path(i)), b) for i, b in crops]
+    texts = sorted({c for q in queries for c in q.candidates})
+    ids = sorted(set(engine.tokenize(loaded.tokenizer, texts).ids), key=lambda t: (len(t), t))
+    engine.encode_token_ids(loaded, ids[:64], precision=precision)          # warm-up (kernels, allocator)
+    sync(loaded.device)
+    t0 = time.perf_counter()
+    engine.encode_crops(loaded, items, precision=precision, num_workers=workers)
+    sync(loaded.device)
+    t_img = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    engine.encode_token_ids(loaded, ids, precision=precision)
+    sync(loaded.device)
+    t_txt = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    engine.run(loaded, queries, index, cache_dir=None, precision=precision, num_workers=workers)
+    sync(loaded.device)
+    t_e2e = time.perf_counter() - t0
+    return {"n_crops": len(items), "n_texts": len(ids), "n_queries": len(queries),
+            "mean_tokens": float(np.mean([len(t) for t in ids])),
+            "images_per_s": len(items) / t_img, "texts_per_s": len(ids) / t_txt, "queries_per_s": len(queries) / t_e2e,
+            "seconds": {"images": t_img, "texts": t_txt, "end_to_end": t_e2e}}
+
+
+def exactness(loaded, arch_workdir: Path, queries, image_dir: Path, tau: float, arch: str) -> dict:
+    """fp32 device vs CPU ranks (beyond margin tau), and two device runs bit for bit."""
+    from crepe_utils import engine, metrics
+    from crepe_utils.images import ImageIndex
+    index = ImageIndex(image_dir)
+    runs = [engine.run(loaded, queries, index, cache_dir=None, precision="fp32") for _ in range(2)]
+    out = {"device_runs_bit_identical": bool(np.array_equal(runs[0].scores.view(np.uint32),
+                                                            runs[1].scores.view(np.uint32)))}
+    cpu_loaded = build_model(arch, arch_workdir, "cpu") if loaded.device.type != "cpu" else loaded
+    cpu = engine.run(cpu_loaded, queries, index, cache_dir=None, precision="fp32")
+    dev_ranks = metrics.ranks_from_flat(runs[0].scores, runs[0].offsets).pessimistic
+    cpu_ranks = metrics.ranks_from_flat(cpu.scores, cpu.offsets).pessimistic
+    near, differ_beyond_tau = 0, 0
+    for i in range(len(queries)):
+        s = cpu.query_scores(i)
+        margin = float(np.min(np.abs(s[1:] - s[0]))) if len(s) > 1 else np.inf
+        if margin < tau:
+            near += 1
+        elif dev_ranks[i] != cpu_ranks[i]:
+            differ_beyond_tau += 1
+    out.update({"tau": tau, "queries_compared": len(queries), "near_ties_below_tau": near,
+                "ranks_differing_beyond_tau": differ_beyond_tau,
+                "ranks_differing_total": int((dev_ranks != cpu_ranks).sum()),
+                "max_abs_score_difference": float(np.abs(runs[0].scores - cpu.scores).max())})
+    return out
+
+
+def main(argv=None) -> int:
+    import torch
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--archs", nargs="+", default=list(PAPER_ARCHS))
+    p.add_argument("--tiny", action="store_true", help="one tiny model instead of the paper's architectures")
+    p.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
+    p.add_argument("--images", type=int, default=1000, help="synthetic images (two regions, six queries each)")
+    p.add_argument("--captions", type=int, default=20000)
+    p.add_argument("--captions-dir", default=None, help="CREPE CSV folder: use its real captions")
+    p.add_argument("--exact-queries", type=int, default=240, help="queries in the device-vs-CPU comparison")
+    p.add_argument("--tau", type=float, default=1e-4, help="margin below which a rank may differ")
+    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--budget-s", type=float, default=420.0)
+    p.add_argument("--out", default="build/device_check.json")
+    args = p.parse_args(argv)
+    start = time.perf_counter()
+    device = torch.device(args.device)
+    archs = ["tiny"] if args.tiny else args.archs
+    workers = args.workers if args.workers is not None else (min(8, (torch.get_num_threads() or 1)) if device.type == "cuda" else 0)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    sheet = next((v for k, v in DATASHEET_PEAKS.items() if k in name), None)
+    report = {"device": name, "torch": torch.__version__, "archs": {}, "skipped": [],
+              "measured_peak_flops": {}, "datasheet_peak_flops": sheet}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        captions, source = load_captions(args.captions_dir, args.captions)
+        report["captions"] = source
+        queries = synthetic_data(tmp / "images", args.images, captions)
+        for precision in args.precisions:
+            report["measured_peak_flops"][precision] = measured_peak(device, precision)
+        for arch in archs:
+            if time.perf_counter() - start > args.budget_s:
+                report["skipped"].append(arch)
+                continue
+            workdir = tmp / arch
+            workdir.mkdir()
+            loaded = build_model(arch, workdir, args.device)
+            f_img, f_txt = flops_per_item(loaded, 16)
+            entry = {"flops_per_image": f_img, "flops_per_text_16_tokens": f_txt, "precisions": {}}
+            for precision in args.precisions:
+                if time.perf_counter() - start > args.budget_s:
+                    report["skipped"].append(f"{arch} {precision}")
+                    continue
+                m = measure(loaded, queries, tmp / "images", precision, workers)
+                work = m["n_crops"] * f_img + m["n_texts"] * f_txt * m["mean_tokens"] / 16
+                for label, peak in (("measured", report["measured_peak_flops"][precision]),
+                                    ("datasheet", (sheet or {}).get(precision))):
+                    if peak:
+                        m[f"floor_seconds_{label}_peak"] = work / peak
+                        m[f"end_to_end_over_floor_{label}"] = m["seconds"]["end_to_end"] / (work / peak)
+                entry["precisions"][precision] = m
+            entry["exactness"] = exactness(loaded, workdir, queries[:args.exact_queries], tmp / "images", args.tau, arch)
+            report["archs"][arch] = entry
+            del loaded
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+    report["seconds"] = time.perf_counter() - start
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    print(table(report))
+    print(f"\nwrote {out} ({report['seconds']:.0f} s)")
+    return 0
+
+
+def table(report: dict) -> str:
+    rows = [f"device: {report['device']}   torch {report['torch']}   captions: {report['captions']}",
+            f"{'architecture':<20} {'prec':<5} {'img/s':>9} {'txt/s':>10} {'query/s':>10} {'e2e/floor':>10} "
+            f"{'bit-id':>6} {'ranks≠(>τ)':>10} {'near-ties':>9}"]
+    for arch, entry in report["archs"].items():
+        ex = entry["exactness"]
+        for precision, m in entry["precisions"].items():
+            ratio = m.get("end_to_end_over_floor_datasheet", m.get("end_to_end_over_floor_measured"))
+            rows.append(f"{arch:<20} {precision:<5} {m['images_per_s']:>9.1f} {m['texts_per_s']:>10.1f} "
+                        f"{m['queries_per_s']:>10.1f} {ratio:>10.2f} {str(ex['device_runs_bit_identical']):>6} "
+                        f"{ex['ranks_differing_beyond_tau']:>10} {ex['near_ties_below_tau']:>9}")
+    if report["skipped"]:
+        rows.append("skipped (time budget): " + ", ".join(report["skipped"]))
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
