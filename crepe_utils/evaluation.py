@@ -155,6 +155,7 @@ def summarize(result: engine.EngineResult, queries: D.QuerySet, ranks: metrics.R
               tie_policy: str = "pessimistic", n_boot: int = 5000) -> pd.DataFrame:
     """One row per retrieval set with every metric, the R@1 bootstrap interval and skip counts."""
     ranks = ranks or metrics.ranks_from_flat(result.scores, result.offsets)
+    near = metrics.near_ties_from_flat(result.scores, result.offsets)
     skipped = Counter((q.hn_type, q.split, q.complexity) for q, _ in result.skipped)
     bad = Counter(_group_of_issue(i) for i in queries.issues if i.skipped)
     groups: dict[tuple, list[int]] = {}
@@ -173,6 +174,7 @@ def summarize(result: engine.EngineResult, queries: D.QuerySet, ranks: metrics.R
         row["r1_ci_low"], row["r1_ci_high"] = metrics.bootstrap_mean_ci(hits, n_boot=n_boot, seed=0)
         row["n_skipped"] = skipped[(hn_type, split, complexity)] + bad.get((hn_type, split, complexity), 0)
         row["n_truncated_queries"] = int((result.truncated[idx] > 0).sum())
+        row["n_near_tie_queries"] = int(near[idx].sum())
         rows.append(row)
     out = pd.DataFrame(rows)
     if not out.empty:

@@ -76,6 +76,28 @@ def ranks_from_flat(scores: np.ndarray, offsets: np.ndarray) -> Ranks:
     return Ranks(pessimistic=1 + higher + equal, optimistic=1 + higher, n_ties=equal)
 
 
+#: Score margin below which a rank may differ between devices, kernels or batch compositions.
+#: fp32 cosine scores move by about 1e-7 with the batch a text is encoded in (CPU); 1e-4 leaves
+#: room for other devices' kernels. TF32, bf16 and fp16 move scores by far more than this.
+NEAR_TIE_TAU = 1e-4
+
+
+def near_ties_from_flat(scores: np.ndarray, offsets: np.ndarray, tau: float = NEAR_TIE_TAU) -> np.ndarray:
+    """Per query: whether a negative scores within ``tau`` of the positive without tying it exactly.
+
+    Such a query's rank is decided by the last bits of its scores, so it may change on another
+    device; exact ties (token-identical captions) cannot, and are counted separately.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    starts = np.asarray(offsets[:-1])
+    if len(starts) == 0:
+        return np.zeros(0, dtype=bool)
+    counts = np.diff(offsets)
+    gap = np.abs(scores - np.repeat(scores[starts], counts))
+    near = ((gap > 0) & (gap < tau)).astype(np.int64)
+    return np.add.reduceat(near, starts) > 0
+
+
 def recall_at_k(ranks: np.ndarray, k: int) -> float:
     """Percentage of queries whose rank is at most ``k``."""
     ranks = np.asarray(ranks)

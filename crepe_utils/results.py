@@ -35,6 +35,7 @@ SUMMARY_COLUMNS = [
     "n_queries", "n_candidates", "chance_r1",
     "r1", "r3", "r5", "r10", "r1_optimistic", "r1_pessimistic", "r1_ci_low", "r1_ci_high",
     "mean_rank", "median_rank", "n_tied_queries", "tie_policy", "n_skipped", "n_truncated_queries",
+    "n_near_tie_queries",
 ]
 
 PER_QUERY_COLUMNS = [
@@ -125,7 +126,7 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     out = pd.concat(frames, ignore_index=True)
     out["complexity"] = out["complexity"].astype("Int64")
-    return out[columns]
+    return out.reindex(columns=columns)   # results written before a column existed read as NaN there
 
 
 def load_per_query(directory: str | os.PathLike) -> pd.DataFrame:
