@@ -13,6 +13,29 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import helpers  # noqa: E402
 
+#: Fixtures that read the reference data; a test using one must carry ``@pytest.mark.shared``.
+SHARED_FIXTURES = {"shared_crepe", "shared_winoground", "shared_report"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        uses = SHARED_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if uses and item.get_closest_marker("shared") is None:
+            raise pytest.UsageError(f"{item.nodeid} reads the reference data ({', '.join(sorted(uses))}) "
+                                    "but lacks @pytest.mark.shared")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _reference_data_location():
+    """With ``CREPE_SHARED`` set, the package's development fallback looks there too (in this process)."""
+    if not os.environ.get(helpers.SHARED_ENV):
+        yield
+        return
+    from crepe_utils import paths
+    saved, paths.SHARED_DIR = paths.SHARED_DIR, helpers.SHARED
+    yield
+    paths.SHARED_DIR = saved
+
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):

@@ -461,6 +461,7 @@ def test_why_hard_labels_must_belong_to_the_same_examples(tmp_path):
 
 # ------------------------------------------------------------------------------ the shared metadata
 
+@pytest.mark.shared
 def test_data_checks_on_the_shared_metadata(shared_winoground):
     meta = wm.load_text_metadata(shared_winoground)
     assert len(meta) == 400 and meta["why_hard"].notna().all()
