@@ -225,3 +225,26 @@ def test_make_check_command_fails_on_a_failed_check(tmp_path, monkeypatch, capsy
                         lambda claims=None, all_negatives_sizes=None: [checks.Check("forced failure", "1", "2", FAIL)])
     assert cli.main(["check", "--tables-dir", str(tmp_path), "--results-dir", str(tmp_path / "none")]) == 1
     assert "forced failure" in capsys.readouterr().err
+
+
+def test_systematicity_query_counts_are_the_present_files_rows(synthetic_root):
+    import csv
+    from crepe_utils import validation
+    data_dir, _ = synthetic_root
+    expected = {}
+    for path in sorted(data_dir.rglob("syst_vg_hard_negs_*.csv")):
+        with open(path, newline="") as fh:
+            n = sum(1 for _ in csv.DictReader(fh))
+        split = "SC" if "_seen_" in path.name else "UC"
+        expected.update({("laion", hn, split): n for hn in ("atom", "comp", "combined")})
+    report = validation.validate(data_dir, token_lengths=False)
+    assert checks.systematicity_query_counts(report) == expected
+
+
+def test_run_all_on_files_that_are_not_the_release_fails_their_checksums(synthetic_root, tmp_path):
+    data_dir, _ = synthetic_root
+    rows = {r.claim: r for r in checks.run_all(data_dir=data_dir, results_dir=tmp_path / "none")}
+    assert len(rows) == len(checks.run_all(data_dir=data_dir, results_dir=tmp_path / "none"))   # claims unique
+    sha = rows["The productivity CSVs present are the released files (pinned sha256)"]
+    assert sha.status == FAIL and "6 present" in sha.ours
+    assert rows["Productivity HN texts = Table 1"].status == NEEDS          # 6 of 27 files: totals not compared
