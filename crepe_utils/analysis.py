@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics, published, registry
+from .completeness import complete_only
 from .results import load_per_query
 
 HN_ORDER = {"systematicity": ["combined", "atom", "comp"], "productivity": ["atom", "swap", "negate", "all"]}
@@ -106,12 +107,10 @@ def evaluated_swap_r2_inputs(evaluated: pd.DataFrame, complexity: int, source: s
     """Evaluated HN-Swap R@1 at one complexity with ImageNet accuracy (complete real evaluations only).
 
     Complete: no limit, no skipped query, as many queries as the released file
-    (:func:`crepe_utils.checks.complete_only`).
+    (:func:`crepe_utils.completeness.complete_only`).
     """
-    from .checks import complete_only
-    pinned = {(r.hn_type, int(r.complexity)): int(r.rows) for r in published.released_productivity_files().itertuples()}
     ev = productivity_evaluated(evaluated)
-    ev = complete_only(ev[ev["kind"] == "evaluated"], ["hn_type", "complexity"], pinned)
+    ev = complete_only(ev[ev["kind"] == "evaluated"], ["hn_type", "complexity"], published.released_productivity_queries())
     models = models or [m.key for m in registry.paper_models(systematicity=True)]
     ev = ev[(ev["kind"] == "evaluated") & (ev["hn_type"] == "swap") & (ev["complexity"] == complexity)
             & ev["model"].isin(models)].copy()

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from . import published
+from .completeness import incomplete_reasons
 from .correlation import r_squared
 
 PASS, FAIL, PAPER, NEEDS = "pass", "fail", "paper inconsistency", "needs data"
@@ -390,55 +391,6 @@ def check_r2(syst: pd.DataFrame | None = None, prod: pd.DataFrame | None = None,
 
 # ------------------------------------------------------------------ evaluated against published
 
-def _engine_settings(result_dir) -> dict | None:
-    """The ``engine`` section of a result folder's manifest; ``None`` when it cannot be read."""
-    from .results import load_manifest
-    try:
-        return dict(load_manifest(result_dir).get("engine") or {})
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def incomplete_reasons(evaluated: pd.DataFrame, count_keys: list[str] | None = None,
-                       expected_queries: dict[tuple, int] | None = None) -> list[str]:
-    """Why each evaluated row cannot be compared with the paper ("" when it can).
-
-    A row is complete when its run had no ``limit`` (manifest ``engine.limit``), skipped no
-    query (``n_skipped``) and holds as many queries as the released file (``expected_queries``,
-    keyed by the row's ``count_keys`` values). A missing column, manifest or expected count is a
-    reason too: completeness that cannot be shown is not assumed.
-    """
-    settings: dict = {}
-    out = []
-    for row in evaluated.to_dict("records"):
-        why = []
-        rdir = row.get("result_dir")
-        if rdir is None or pd.isna(rdir):
-            why.append("no result folder to read the run's settings from")
-        else:
-            if rdir not in settings:
-                settings[rdir] = _engine_settings(rdir)
-            engine = settings[rdir]
-            if engine is None:
-                why.append(f"{rdir}: no readable manifest.json")
-            elif engine.get("limit"):
-                why.append(f"run with --limit {engine['limit']}")
-        skipped = row.get("n_skipped")
-        if skipped is None or pd.isna(skipped):
-            why.append("skip count unknown")
-        elif int(skipped) > 0:
-            why.append(f"{int(skipped):,} queries skipped")
-        if count_keys is not None:
-            cell = tuple(row.get(k) for k in count_keys)
-            expected = (expected_queries or {}).get(cell)
-            if expected is None:
-                why.append("the released file's query count is unknown (its CSV is not present)")
-            elif int(row.get("n_queries", -1)) != expected:
-                why.append(f"{int(row.get('n_queries', -1)):,} queries, the released file has {expected:,}")
-        out.append("; ".join(why))
-    return out
-
-
 def check_evaluated_against_published(evaluated: pd.DataFrame, published: pd.DataFrame, keys: list[str],
                                       tolerance: float = 0.5, what: str = "",
                                       count_keys: list[str] | None = None,
@@ -476,15 +428,6 @@ def check_evaluated_against_published(evaluated: pd.DataFrame, published: pd.Dat
     return out
 
 
-def complete_only(evaluated: pd.DataFrame, count_keys: list[str] | None = None,
-                  expected_queries: dict[tuple, int] | None = None) -> pd.DataFrame:
-    """The rows of ``evaluated`` that :func:`incomplete_reasons` finds complete."""
-    if evaluated.empty:
-        return evaluated
-    keep = [not why for why in incomplete_reasons(evaluated, count_keys, expected_queries)]
-    return evaluated[keep]
-
-
 # ------------------------------------------------------------------ everything, for `make check`
 
 def _present_productivity_queries(crepe, report) -> list:
@@ -495,6 +438,17 @@ def _present_productivity_queries(crepe, report) -> list:
     files = report.files[report.files["benchmark"] == "productivity"]
     return [q for hn, n in zip(files["hn_type"], files["complexity"])
             for q in D.load_productivity(crepe, [hn], [int(n)]).queries]
+
+
+def _all_negatives_sizes(prod_queries: list, report) -> set[int] | None:
+    """Candidate counts of the all-negatives sets built from the present files; ``None`` when there is
+    nothing to build from (a partial folder may hold no HN-type triple; the full release must)."""
+    from . import data as D
+    if not prod_queries:
+        return None
+    built = D.all_negatives_sets(D.QuerySet(prod_queries))
+    full = (report.files["benchmark"] == "productivity").sum() == len(D.PROD_HN_TYPES) * len(D.COMPLEXITIES)
+    return {len(q.candidates) for q in built} if len(built) or full else None
 
 
 def systematicity_query_counts(report) -> dict[tuple[str, str, str], int]:
@@ -513,23 +467,14 @@ def systematicity_query_counts(report) -> dict[tuple[str, str, str], int]:
 def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> list[Check]:
     """Every check that the available data and results allow (the `make check` list)."""
     from . import analysis, paths, results, validation
-    from . import data as D
     crepe = paths.crepe_dir(data_dir)
     report = validation.validate(crepe, token_lengths=token_lengths) if crepe is not None else None
     prod_queries = _present_productivity_queries(crepe, report)
-    sizes = None
-    if prod_queries:
-        built = D.all_negatives_sets(D.QuerySet(prod_queries))
-        full = len(report.files[report.files["benchmark"] == "productivity"]) == len(D.PROD_HN_TYPES) * len(D.COMPLEXITIES)
-        if len(built) or full:
-            sizes = {len(q.candidates) for q in built}
-    out = (check_chance_levels(all_negatives_sizes=sizes) + check_dataset_totals() + check_printed_deltas()
-           + check_headline_drop() + check_comp_direction() + check_productivity_trends())
+    out = (check_chance_levels(all_negatives_sizes=_all_negatives_sizes(prod_queries, report))
+           + check_dataset_totals() + check_printed_deltas() + check_headline_drop() + check_comp_direction()
+           + check_productivity_trends())
 
     evaluated = results.load_results(results_dir)
-    pinned_counts = {(r.hn_type, int(r.complexity)): int(r.rows)
-                     for r in published.released_productivity_files().itertuples()}
-    prod_keys = ["hn_type", "complexity"]
     for source in published.IMAGENET_SOURCES:
         swap8 = analysis.evaluated_swap_r2_inputs(evaluated, 8, source)   # complete results only
         out += check_r2(source=source, evaluated_swap8=swap8 if len(swap8) >= 3 else None)
@@ -543,7 +488,8 @@ def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> lis
     prod_ev = evaluated[evaluated["benchmark"] == "productivity"]
     out += check_evaluated_against_published(prod_ev, published.productivity()[["model", "hn_type", "complexity", "r1"]],
                                              ["model", "hn_type", "complexity"], what="productivity",
-                                             count_keys=prod_keys, expected_queries=pinned_counts)
+                                             count_keys=["hn_type", "complexity"],
+                                             expected_queries=published.released_productivity_queries())
     syst_ev = evaluated[evaluated["benchmark"] == "systematicity"].rename(columns={"hn_type": "hn_set"})
     out += check_evaluated_against_published(syst_ev, published.systematicity()[["model", "hn_set", "split", "r1"]],
                                              ["model", "hn_set", "split"], what="systematicity",

@@ -107,6 +107,12 @@ def released_productivity_files() -> pd.DataFrame:
     return _read("released_productivity_files.csv").copy()
 
 
+def released_productivity_queries() -> dict[tuple[str, int], int]:
+    """(hn_type, complexity) → the pinned row count of that released productivity CSV (one query per row)."""
+    df = released_productivity_files()
+    return {(hn, int(n)): int(rows) for hn, n, rows in zip(df["hn_type"], df["complexity"], df["rows"])}
+
+
 def released_counts(dataset: str) -> dict[str, int | str]:
     """Pinned counts of one released dataset ("crepe-prod" or "winoground"): quantity → value."""
     df = _read("released_counts.csv")
