@@ -40,7 +40,9 @@ def incomplete_reasons(evaluated: pd.DataFrame, count_keys: list[str] | None = N
             engine = settings[rdir]
             if engine is None:
                 why.append(f"{rdir}: no readable manifest.json")
-            elif engine.get("limit"):
+            elif "limit" not in engine:
+                why.append(f"{rdir}: the manifest does not record the run's limit")
+            elif engine["limit"]:
                 why.append(f"run with --limit {engine['limit']}")
         skipped = row.get("n_skipped")
         if skipped is None or pd.isna(skipped):
