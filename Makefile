@@ -63,6 +63,10 @@ check: $(VENV_STAMP) ## check every claim of the paper; non-zero exit when one f
 check-readme: $(VENV_STAMP) ## `make check`, then copy the claims table into README.md
 	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES) --readme README.md
 
+.PHONY: check-readme-current
+check-readme-current: $(VENV_STAMP) ## `make check`, failing also when README.md's claims table is not its output
+	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES) --verify-readme README.md
+
 # ---------------------------------------------------------------- notebooks (published numbers)
 notebooks: $(NOTEBOOKS) ## run the paper notebooks (published numbers, plus evaluated results when present)
 

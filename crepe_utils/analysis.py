@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics, published, registry
+from .completeness import complete_only
 from .results import load_per_query
 
 HN_ORDER = {"systematicity": ["combined", "atom", "comp"], "productivity": ["atom", "swap", "negate", "all"]}
@@ -72,12 +73,13 @@ def productivity_evaluated(evaluated: pd.DataFrame) -> pd.DataFrame:
     ev = evaluated[evaluated["benchmark"] == "productivity"].copy()
     if ev.empty:
         return pd.DataFrame(columns=["model", "display", "train_data", "hn_type", "complexity", "r1",
-                                     "r1_ci_low", "r1_ci_high", "chance_r1", "n_queries", "kind"])
+                                     "r1_ci_low", "r1_ci_high", "r1_optimistic", "chance_r1", "n_queries",
+                                     "n_tied_queries", "kind", "n_skipped", "result_dir"])
     shown = ev["display"] if "display" in ev else ev["model"]
     ev["display"] = [_display(m, d) for m, d in zip(ev["model"], shown)]
     ev["train_data"] = ev["model"].map(lambda k: _train(k, "toy" if (ev["kind"] == "toy").any() else "other"))
     cols = ["model", "display", "train_data", "hn_type", "complexity", "r1", "r1_ci_low", "r1_ci_high",
-            "r1_optimistic", "chance_r1", "n_queries", "n_tied_queries", "kind"]
+            "r1_optimistic", "chance_r1", "n_queries", "n_tied_queries", "kind", "n_skipped", "result_dir"]
     return ev[cols].reset_index(drop=True)
 
 
@@ -91,7 +93,8 @@ def productivity_comparison(evaluated: pd.DataFrame) -> pd.DataFrame:
     ev = ev.rename(columns={"r1": "r1_eval", "r1_ci_low": "r1_eval_ci_low", "r1_ci_high": "r1_eval_ci_high"})
     names = dict(zip(ev["model"], ev["display"]))
     trains = dict(zip(ev["model"], ev["train_data"]))
-    out = pub.merge(ev.drop(columns=["display", "train_data"]), on=["model", "hn_type", "complexity"], how="outer")
+    out = pub.merge(ev.drop(columns=["display", "train_data", "n_skipped", "result_dir"]),
+                    on=["model", "hn_type", "complexity"], how="outer")
     out["display"] = [_display(m, names.get(m)) for m in out["model"]]
     out["train_data"] = [_train(m, trains.get(m, "other")) for m in out["model"]]
     out["diff"] = out["r1_eval"] - out["r1_paper"]
@@ -101,8 +104,13 @@ def productivity_comparison(evaluated: pd.DataFrame) -> pd.DataFrame:
 
 def evaluated_swap_r2_inputs(evaluated: pd.DataFrame, complexity: int, source: str = "open_clip_docs",
                              models: list[str] | None = None) -> pd.DataFrame:
-    """Evaluated HN-Swap R@1 at one complexity with ImageNet accuracy (real evaluations only)."""
+    """Evaluated HN-Swap R@1 at one complexity with ImageNet accuracy (complete real evaluations only).
+
+    Complete: no limit, no skipped query, as many queries as the released file
+    (:func:`crepe_utils.completeness.complete_only`).
+    """
     ev = productivity_evaluated(evaluated)
+    ev = complete_only(ev[ev["kind"] == "evaluated"], ["hn_type", "complexity"], published.released_productivity_queries())
     models = models or [m.key for m in registry.paper_models(systematicity=True)]
     ev = ev[(ev["kind"] == "evaluated") & (ev["hn_type"] == "swap") & (ev["complexity"] == complexity)
             & ev["model"].isin(models)].copy()

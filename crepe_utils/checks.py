@@ -8,6 +8,12 @@ Status values:
                          never a build failure;
 ``needs data``           the check needs data or evaluated results that are not present.
 
+Counts of the released data are checked twice: our count against the count pinned in
+``reported/released_*.csv`` (a difference is ``fail``: our counting, or data that are not the
+release), and only then the pinned count against the paper (a difference is ``paper
+inconsistency``). A row whose comparison is the paper against itself cannot fail; it says so with
+``can_fail=False``, and ``make check`` closes by counting the rows that can.
+
 Every function takes the tables it checks as arguments (defaults: the published numbers), so a
 test can hand it wrong input and watch it fail.
 """
@@ -21,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from . import published
+from .completeness import incomplete_reasons
 from .correlation import r_squared
 
 PASS, FAIL, PAPER, NEEDS = "pass", "fail", "paper inconsistency", "needs data"
@@ -35,10 +42,14 @@ class Check:
     status: str
     detail: str = ""
     group: str = ""
+    #: False for a row that compares the paper with itself: no fault of ours can show there.
+    can_fail: bool = True
 
     def __post_init__(self):
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
+        if self.status == FAIL and not self.can_fail:
+            raise ValueError(f"{self.claim!r}: a row that cannot fail has status fail")
 
 
 def to_frame(checks: list[Check]) -> pd.DataFrame:
@@ -60,8 +71,13 @@ def _fmt(v, nd=2) -> str:
 
 # ------------------------------------------------------------------ chance levels and set sizes
 
-def check_chance_levels(claims: pd.DataFrame | None = None) -> list[Check]:
-    """Random chance = 1/N of each retrieval set's size (app. A.5, B.1, B.3)."""
+def check_chance_levels(claims: pd.DataFrame | None = None,
+                        all_negatives_sizes: set[int] | None = None) -> list[Check]:
+    """Random chance = 1/N of each retrieval set's size (app. A.5, B.1, B.3).
+
+    ``all_negatives_sizes``: the candidate counts of the all-negatives sets we build from the
+    released files (:func:`crepe_utils.data.all_negatives_sets`); ``None`` without data.
+    """
     c = (claims if claims is not None else published.claims()).set_index("claim_id")["value"].astype(float)
     out = []
     for size_id, chance_id, name in [("set_size_syst_atom", "chance_syst_atom", "HN-Atom"),
@@ -73,9 +89,20 @@ def check_chance_levels(claims: pd.DataFrame | None = None) -> list[Check]:
                          PASS if math.isclose(ours, c[chance_id], abs_tol=0.005) else FAIL,
                          f"set size {n} (app. A.5)", "chance"))
     n_all = int(c["set_size_prod_all"])
+    per_type = int(c["set_size_prod"]) - 1
+    expected = 1 + 3 * per_type                # app. B.3: the truth and the negatives of all three types
+    problems = []
+    if n_all != expected:
+        problems.append(f"claims.csv gives {n_all} candidates, app. B.3's 1 truth + 3 × {per_type} negatives "
+                        f"make {expected}")
+    if all_negatives_sizes is not None and set(all_negatives_sizes) != {n_all}:
+        problems.append(f"the sets built from the released files have {sorted(all_negatives_sizes)} candidates")
+    detail = "derived from the set size; the paper prints no chance line for B.3"
+    if all_negatives_sizes is not None:
+        detail += f"; the sets built from the released files all have {n_all} candidates"
     out.append(Check(f"Random chance for the all-negatives productivity set is 1/{n_all}",
-                     "not stated (set size 16, app. B.3)", _fmt(100.0 / n_all), PASS,
-                     "derived from the set size; the paper prints no chance line for B.3", "chance"))
+                     "not stated (set size 16, app. B.3)", _fmt(100.0 / n_all), FAIL if problems else PASS,
+                     "; ".join(problems) or detail, "chance"))
     # Combined systematicity: the paper prints 9.09 without a set size. 1/11 = 1 positive +
     # 4 HN-Atom negatives + 6 HN-Comp negatives, i.e. the union of both negative lists.
     n_comb = 1 + (int(c["set_size_syst_atom"]) - 1) + (int(c["set_size_syst_comp"]) - 1)
@@ -85,7 +112,7 @@ def check_chance_levels(claims: pd.DataFrame | None = None) -> list[Check]:
                      _fmt(c["chance_syst_combined"]), _fmt(ours), PASS if ok else PAPER,
                      f"explained as 1/{n_comb}: positive + 4 HN-Atom + 6 HN-Comp negatives; the paper "
                      "gives no combined set size, and the released lists vary in length (inferred)",
-                     "chance"))
+                     "chance", can_fail=False))
     return out
 
 
@@ -95,39 +122,112 @@ def check_dataset_totals(claims: pd.DataFrame | None = None) -> list[Check]:
     t1, a5 = int(c["syst_hn_cc12m_table1"]), int(c["syst_hn_cc12m_a5"])
     out = [Check("Systematicity HN texts for CC-12M: Table 1 = app. A.5 (HN-Atom + HN-Comp, SC + UC)",
                  f"{t1:,} (Table 1)", f"{a5:,} (A.5 sum)", PASS if t1 == a5 else PAPER,
-                 f"gap {t1 - a5:,} texts, unexplained in the paper", "totals")]
+                 f"gap {t1 - a5:,} texts, unexplained in the paper", "totals", can_fail=False)]
     for abstract_id, table_id, name in [("syst_hn_cc12m_abstract", "syst_hn_cc12m_table1", "CC-12M HN texts"),
                                         ("prod_hn_abstract", "prod_hn_table1", "productivity HN texts")]:
         ab, tb = c[abstract_id], c[table_id]
         ok = abs(tb - ab) < 1000
         out.append(Check(f"Abstract's rounded {name} match Table 1", f"{int(ab / 1000)}K",
-                         f"{int(tb):,}", PASS if ok else PAPER, "", "totals"))
+                         f"{int(tb):,}", PASS if ok else PAPER, "", "totals", can_fail=False))
     return out
 
 
-def check_productivity_totals(stats: dict | None, claims: pd.DataFrame | None = None) -> list[Check]:
-    """The released productivity CSVs against the paper's totals (Table 1 / A.5).
+#: Pinned released totals (reported/released_counts.csv) → their key in validation's stats.
+RELEASED_TOTALS = {"rows": "n_rows", "rows:atom": ("rows_per_type", "atom"), "rows:swap": ("rows_per_type", "swap"),
+                   "rows:negate": ("rows_per_type", "negate"), "hard_negatives": "n_hard_negatives",
+                   "ground_truths": "n_ground_truths", "images": "n_images", "crops": "n_crops",
+                   "set_literal_rows": "set_literal_rows", "positive_among_negatives": "positive_among_negatives",
+                   "repeated_ground_truths": "repeated_ground_truths"}
+#: Per-file counts compared with reported/released_productivity_files.csv (ours → pinned column).
+RELEASED_FILE_COUNTS = {"rows": "rows", "queries": "rows", "hard_negatives": "hard_negatives",
+                        "ground_truths": "ground_truths", "set_literal_rows": "set_literal_rows",
+                        "positive_among_negatives": "positive_among_negatives"}
+RECOUNT_HINT = ("a counting error of ours, or files that are not the release (see the sha256 row); re-download "
+                "with `make data-crepe`")
 
-    ``stats`` holds ``n_rows``, ``n_hard_negatives`` and ``n_ground_truths`` (distinct
-    (image_id, caption) pairs) as measured by :func:`crepe_utils.validation.productivity_stats`;
-    ``None`` when no data are present.
+
+def _stat(stats: dict, key):
+    if isinstance(key, tuple):
+        return stats.get(key[0], {}).get(key[1], 0)
+    return stats.get(key)
+
+
+def _listed(items: list[str], limit: int = 5) -> str:
+    return "; ".join(items[:limit]) + (f"; … {len(items) - limit} more" if len(items) > limit else "")
+
+
+def check_productivity_totals(stats: dict | None, claims: pd.DataFrame | None = None,
+                              pinned_files: pd.DataFrame | None = None,
+                              pinned_totals: dict | None = None) -> list[Check]:
+    """The released productivity CSVs: our counts against the pinned ones, the pinned against the paper.
+
+    ``stats`` is :func:`crepe_utils.validation.validate`'s ``report.stats`` (totals as in
+    :func:`crepe_utils.validation.productivity_stats`, per-file sha256 and counts under
+    ``"files"``); ``None`` or empty when no data are present. ``pinned_files`` and
+    ``pinned_totals`` default to :func:`published.released_productivity_files` and
+    :func:`published.released_counts`.
     """
     c = (claims if claims is not None else published.claims()).set_index("claim_id")["value"].astype(float)
-    hn, gt = int(c["prod_hn_table1"]), int(c["prod_gt_table1"])
-    if stats is None:
-        return [Check("Productivity HN texts = Table 1", f"{hn:,}", "—", NEEDS, "no productivity CSVs found", "totals"),
-                Check("Productivity ground truths = Table 1", f"{gt:,}", "—", NEEDS, "no productivity CSVs found", "totals")]
-    out = []
-    for name, paper_v, ours_v in [("Productivity HN texts = Table 1", hn, stats["n_hard_negatives"]),
-                                  ("Productivity ground truths = Table 1", gt, stats["n_ground_truths"])]:
-        out.append(Check(name, f"{paper_v:,}", f"{ours_v:,}", PASS if ours_v == paper_v else PAPER,
-                         "the released CSVs differ from the paper's totals; the paper does not explain "
-                         "the difference" if ours_v != paper_v else "", "totals"))
-    pairs = c["prod_pairs_abstract"]
-    atom_rows = stats.get("rows_per_type", {}).get("atom")
-    if atom_rows is not None:
-        out.append(Check("Abstract: 17K productivity image-text pairs (HN-Atom rows)", f"{int(pairs / 1000)}K",
-                         f"{atom_rows:,}", PASS if abs(atom_rows - pairs) < 1000 else PAPER, "", "totals"))
+    pinned_files = (pinned_files if pinned_files is not None else published.released_productivity_files()
+                    ).set_index("file")
+    pinned = pinned_totals if pinned_totals is not None else published.released_counts("crepe-prod")
+    n_released = len(pinned_files)
+    paper_rows = [("Productivity HN texts = Table 1", int(c["prod_hn_table1"]), "hard_negatives", 0, f"{int(c['prod_hn_table1']):,}"),
+                  ("Productivity ground truths = Table 1", int(c["prod_gt_table1"]), "ground_truths", 0,
+                   f"{int(c['prod_gt_table1']):,}"),
+                  ("Abstract: 17K productivity image-text pairs (HN-Atom rows)", c["prod_pairs_abstract"], "rows:atom",
+                   1000, f"{int(c['prod_pairs_abstract'] / 1000)}K")]
+    names = ["The productivity CSVs present are the released files (pinned sha256)",
+             "Our counts of each productivity CSV equal the pinned counts",
+             f"Our totals over the {n_released} productivity CSVs equal the pinned totals"]
+    files = (stats or {}).get("files") or {}
+    if not files:
+        return [Check(n, "pinned", "—", NEEDS, "no productivity CSVs found", "totals") for n in names] + [
+            Check(n, shown, "—", NEEDS, "no productivity CSVs found", "totals") for n, _, _, _, shown in paper_rows]
+
+    unknown = sorted(set(files) - set(pinned_files.index))
+    differ = sorted(n for n in files if n in pinned_files.index and files[n]["sha256"] != pinned_files.at[n, "sha256"])
+    out = [Check(names[0], f"{n_released} released files", f"{len(files)} present, {len(files) - len(differ) - len(unknown)} match",
+                 FAIL if differ or unknown else PASS,
+                 (f"differ from the pinned sha256: {_listed(differ)}. Re-download with `make data-crepe` (checksummed "
+                  "archive); if the official archive itself differs, reported/released_productivity_files.csv "
+                  "must be re-pinned. " if differ else "")
+                 + (f"not a released file: {_listed(unknown)}. " if unknown else "")
+                 + (f"{n_released - len(files)} of {n_released} not present: totals are not compared."
+                    if len(files) < n_released else ""), "totals")]
+
+    wrong = []
+    for name in sorted(n for n in files if n in pinned_files.index):
+        same_bytes = files[name]["sha256"] == pinned_files.at[name, "sha256"]
+        for ours_key, pinned_key in RELEASED_FILE_COUNTS.items():
+            ours_v, pinned_v = files[name].get(ours_key), int(pinned_files.at[name, pinned_key])
+            if ours_v != pinned_v:
+                wrong.append(f"{name}: {ours_key} {ours_v}, pinned {pinned_v}"
+                             + (" (same bytes as the pinned file: our count is wrong)" if same_bytes else ""))
+    checked = len(files) - len(unknown)
+    out.append(Check(names[1], "pinned", f"{checked - len({w.split(':')[0] for w in wrong})} of {checked} files agree",
+                     FAIL if wrong else PASS, _listed(wrong), "totals"))
+
+    complete = not unknown and set(files) == set(pinned_files.index)
+    if not complete:
+        why = f"{len(files)} of {n_released} released CSVs present: the totals need all of them"
+        out.append(Check(names[2], "pinned", "—", NEEDS, why, "totals"))
+        return out + [Check(n, shown, "—", NEEDS, why, "totals") for n, _, _, _, shown in paper_rows]
+    off = [f"{q} {_stat(stats, k)}, pinned {pinned[q]}" for q, k in RELEASED_TOTALS.items() if _stat(stats, k) != pinned[q]]
+    out.append(Check(names[2], "pinned", f"{len(RELEASED_TOTALS) - len(off)} of {len(RELEASED_TOTALS)} agree",
+                     FAIL if off else PASS, (_listed(off) + f": {RECOUNT_HINT}") if off else
+                     ", ".join(f"{q} {pinned[q]:,}" for q in RELEASED_TOTALS), "totals"))
+
+    for name, paper_v, quantity, tolerance, shown in paper_rows:
+        ours_v, pinned_v = _stat(stats, RELEASED_TOTALS[quantity]), pinned[quantity]
+        if ours_v != pinned_v:
+            status, detail = FAIL, f"our count {ours_v:,} differs from the pinned count {pinned_v:,}: {RECOUNT_HINT}"
+        elif abs(pinned_v - paper_v) <= tolerance:
+            status, detail = PASS, ""
+        else:
+            status, detail = PAPER, (f"the released files hold {pinned_v:,} (pinned, and our count); the paper does "
+                                     "not explain the difference")
+        out.append(Check(name, shown, f"{ours_v:,}", status, detail, "totals"))
     return out
 
 
@@ -184,7 +284,7 @@ def check_headline_drop(syst: pd.DataFrame | None = None, claims: pd.DataFrame |
                  f"{combined.max():.2f} (largest combined drop, {combined.idxmax()})",
                  PAPER if combined.max() < c["headline_drop"] - 0.005 else PASS,
                  "the abstract's figure is the HN-Atom subset; on the combined set the largest drop is "
-                 f"{combined.max():.2f} points", "systematicity"),
+                 f"{combined.max():.2f} points", "systematicity", can_fail=False),
            Check("Recall@1 drops from SC to UC on the combined set for every model", "all 7 models",
                  f"{int((combined > 0).sum())} of {len(combined)}",
                  PASS if bool((combined > 0).all()) else FAIL, "", "systematicity")]
@@ -205,7 +305,7 @@ def check_comp_direction(syst: pd.DataFrame | None = None, claims: pd.DataFrame 
                   if not up.empty else f"max |change| {delta.abs().max():.2f}",
                   PASS if consistent else PAPER,
                   "on HN-Comp the LAION models score higher on unseen compounds: the direction is reversed, "
-                  "not flat" if not consistent else "", "systematicity")]
+                  "not flat" if not consistent else "", "systematicity", can_fail=False)]
 
 
 # ------------------------------------------------------------------ productivity claims
@@ -226,7 +326,7 @@ def check_productivity_trends(prod: pd.DataFrame | None = None, claims: pd.DataF
                   f"{int(below.sum())} of {len(below)} below",
                   PASS if bool(below.all()) else PAPER,
                   "above chance: " + ", ".join(f"{m} {v:.2f}" for m, v in swap12[~below].items())
-                  if not below.all() else "", "productivity")]
+                  if not below.all() else "", "productivity", can_fail=False)]
 
 
 # ------------------------------------------------------------------ R² against ImageNet
@@ -254,17 +354,23 @@ def productivity_r2_inputs(prod: pd.DataFrame | None = None, source: str = "open
     return df
 
 
+#: How each ImageNet source reads in a claim (one R² row per source, so the text must say which).
+IMAGENET_SOURCE_WORDS = {"open_clip_docs": "ImageNet as the checkpoints' authors report it",
+                         "open_clip_results_table": "ImageNet as open_clip re-evaluated it"}
+
+
 def check_r2(syst: pd.DataFrame | None = None, prod: pd.DataFrame | None = None,
              source: str = "open_clip_docs", claims: pd.DataFrame | None = None,
              evaluated_swap8: pd.DataFrame | None = None) -> list[Check]:
-    """Recompute every R² of §5.4 and compare to two decimals."""
+    """Recompute every R² of §5.4 and compare to two decimals (the ImageNet ``source`` is in each claim)."""
     c = (claims if claims is not None else published.claims()).set_index("claim_id")["value"].astype(float)
+    against = IMAGENET_SOURCE_WORDS.get(source, f"ImageNet ({source})")
     out = []
     s = systematicity_r2_inputs(syst, source)
     for (hn, split), g in s.groupby(["hn_set", "split"]):
         paper = c[f"r2_{hn}_{split}"]
         ours = r_squared(g["imagenet_top1"], g["r1"])
-        out.append(Check(f"R² of HN-{hn.capitalize()} {split} R@1 vs ImageNet", _fmt(paper), _fmt(ours),
+        out.append(Check(f"R² of HN-{hn.capitalize()} {split} R@1 vs {against}", _fmt(paper), _fmt(ours),
                          PASS if round(ours, 2) == paper else FAIL, f"{len(g)} models, ImageNet: {source}", "r2"))
     p = productivity_r2_inputs(prod, source)
     for n in (4, 8, 12):
@@ -273,11 +379,12 @@ def check_r2(syst: pd.DataFrame | None = None, prod: pd.DataFrame | None = None,
         if n == 8 and evaluated_swap8 is not None and not evaluated_swap8.empty:
             g = evaluated_swap8
         if len(g) < 3:
-            out.append(Check(f"R² of HN-Swap n={n} R@1 vs ImageNet", _fmt(paper), "—", NEEDS,
-                             "the paper prints only n = 4 and 12; n = 8 needs evaluated results", "r2"))
+            out.append(Check(f"R² of HN-Swap n={n} R@1 vs {against}", _fmt(paper), "—", NEEDS,
+                             "the paper's tables print R@1 only at n = 4 and 12; n = 8 needs complete evaluated "
+                             "results of at least 3 models", "r2"))
             continue
         ours = r_squared(g["imagenet_top1"], g["r1"])
-        out.append(Check(f"R² of HN-Swap n={n} R@1 vs ImageNet", _fmt(paper), _fmt(ours),
+        out.append(Check(f"R² of HN-Swap n={n} R@1 vs {against}", _fmt(paper), _fmt(ours),
                          PASS if round(ours, 2) == paper else FAIL, f"{len(g)} models, ImageNet: {source}", "r2"))
     return out
 
@@ -285,22 +392,37 @@ def check_r2(syst: pd.DataFrame | None = None, prod: pd.DataFrame | None = None,
 # ------------------------------------------------------------------ evaluated against published
 
 def check_evaluated_against_published(evaluated: pd.DataFrame, published: pd.DataFrame, keys: list[str],
-                                      tolerance: float = 0.5, what: str = "") -> list[Check]:
+                                      tolerance: float = 0.5, what: str = "",
+                                      count_keys: list[str] | None = None,
+                                      expected_queries: dict[tuple, int] | None = None) -> list[Check]:
     """Evaluated R@1 (kind "evaluated" only) against the published value of the same cell.
 
-    ``published`` has ``keys`` + ``r1``; ``evaluated`` has ``keys`` + ``r1`` + ``kind``. Toy and
-    fixture results are never compared with the paper.
+    ``published`` has ``keys`` + ``r1``; ``evaluated`` has ``keys`` + ``r1`` + ``kind`` and, to be
+    compared, ``n_skipped``, ``n_queries`` and ``result_dir`` (as in
+    :func:`crepe_utils.results.load_results`). Only complete results are compared (see
+    :func:`incomplete_reasons`; the query count only when ``count_keys`` is given); an
+    incomplete one gets a "needs data" row saying why. Toy and fixture results are never compared.
     """
+    title = f"Evaluated {what} R@1 reproduce the published values".replace("  ", " ")
     ev = evaluated[evaluated["kind"] == "evaluated"] if "kind" in evaluated else evaluated
     if ev.empty:
-        return [Check(f"Evaluated {what} R@1 reproduce the published values".replace("  ", " "), "—", "—", NEEDS,
-                      "no evaluated results on the real data", "evaluated")]
+        return [Check(title, "—", "—", NEEDS, "no evaluated results on the real data", "evaluated")]
     merged = ev.merge(published, on=keys, suffixes=("", "_paper"))
+    if merged.empty:
+        return [Check(title, "—", "—", NEEDS, f"{len(ev)} evaluated retrieval set(s), none of them a cell the paper "
+                      "publishes", "evaluated")]
+    merged["why_not"] = incomplete_reasons(merged, count_keys, expected_queries)
+    repeated = merged.duplicated(subset=keys, keep=False)
     out = []
-    for row in merged.itertuples():
+    for row, twice in zip(merged.itertuples(), repeated):
+        name = " ".join(str(getattr(row, k)) for k in keys) + (f" ({getattr(row, 'result_dir', '?')})" if twice else "")
+        claim = f"Evaluated R@1 matches the paper: {name}"
+        if row.why_not:
+            out.append(Check(claim, _fmt(row.r1_paper), _fmt(row.r1), NEEDS, f"not compared: {row.why_not}",
+                             "evaluated"))
+            continue
         diff = row.r1 - row.r1_paper
-        name = " ".join(str(getattr(row, k)) for k in keys)
-        out.append(Check(f"Evaluated R@1 matches the paper: {name}", _fmt(row.r1_paper), _fmt(row.r1),
+        out.append(Check(claim, _fmt(row.r1_paper), _fmt(row.r1),
                          PASS if abs(diff) <= tolerance else FAIL, f"difference {diff:+.2f} points "
                          f"(tolerance {tolerance})", "evaluated"))
     return out
@@ -308,36 +430,71 @@ def check_evaluated_against_published(evaluated: pd.DataFrame, published: pd.Dat
 
 # ------------------------------------------------------------------ everything, for `make check`
 
+def _present_productivity_queries(crepe, report) -> list:
+    """The queries of the productivity CSVs that validation found (all 27 or fewer)."""
+    from . import data as D
+    if report is None or not report.ok or report.files.empty:
+        return []
+    files = report.files[report.files["benchmark"] == "productivity"]
+    return [q for hn, n in zip(files["hn_type"], files["complexity"])
+            for q in D.load_productivity(crepe, [hn], [int(n)]).queries]
+
+
+def _all_negatives_sizes(prod_queries: list, report) -> set[int] | None:
+    """Candidate counts of the all-negatives sets built from the present files; ``None`` when there is
+    nothing to build from (a partial folder may hold no HN-type triple; the full release must)."""
+    from . import data as D
+    if not prod_queries:
+        return None
+    built = D.all_negatives_sets(D.QuerySet(prod_queries))
+    full = (report.files["benchmark"] == "productivity").sum() == len(D.PROD_HN_TYPES) * len(D.COMPLEXITIES)
+    return {len(q.candidates) for q in built} if len(built) or full else None
+
+
+def systematicity_query_counts(report) -> dict[tuple[str, str, str], int]:
+    """(train_data, HN type, split) → rows of that present systematicity CSV (every row a query when kept)."""
+    import re
+    if report is None or report.files.empty:
+        return {}
+    out = {}
+    for row in report.files[report.files["benchmark"] == "systematicity"].itertuples():
+        match = re.fullmatch(r"syst_vg_hard_negs_(?:seen|unseen)_compounds_in_(.+)\.csv\[\w+\]", row.file)
+        if match:
+            out[(match.group(1), row.hn_type, row.split)] = int(row.rows)
+    return out
+
+
 def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> list[Check]:
     """Every check that the available data and results allow (the `make check` list)."""
     from . import analysis, paths, results, validation
-    out = (check_chance_levels() + check_dataset_totals() + check_printed_deltas() + check_headline_drop()
-           + check_comp_direction() + check_productivity_trends())
-    for source in published.IMAGENET_SOURCES:
-        out += check_r2(source=source)
     crepe = paths.crepe_dir(data_dir)
     report = validation.validate(crepe, token_lengths=token_lengths) if crepe is not None else None
-    prod_queries = None
-    if report is not None and report.ok:
-        from . import data as D
-        prod_queries = D.load_productivity(crepe).queries
+    prod_queries = _present_productivity_queries(crepe, report)
+    out = (check_chance_levels(all_negatives_sizes=_all_negatives_sizes(prod_queries, report))
+           + check_dataset_totals() + check_printed_deltas() + check_headline_drop() + check_comp_direction()
+           + check_productivity_trends())
+
+    evaluated = results.load_results(results_dir)
+    for source in published.IMAGENET_SOURCES:
+        swap8 = analysis.evaluated_swap_r2_inputs(evaluated, 8, source)   # complete results only
+        out += check_r2(source=source, evaluated_swap8=swap8 if len(swap8) >= 3 else None)
+
     out += check_productivity_totals(report.stats if report is not None and report.stats else None)
     out += check_granularity(published.productivity(),
                              validation.query_counts(prod_queries) if prod_queries else None)
     if report is not None and not report.ok:
         out.append(Check("The CREPE data folder validates", "no errors", f"{len(report.errors)} error(s)", FAIL,
                          "; ".join(report.errors[:3]), "data"))
-    evaluated = results.load_results(results_dir)
-    prod_ev = analysis.productivity_evaluated(evaluated)
+    prod_ev = evaluated[evaluated["benchmark"] == "productivity"]
     out += check_evaluated_against_published(prod_ev, published.productivity()[["model", "hn_type", "complexity", "r1"]],
-                                             ["model", "hn_type", "complexity"], what="productivity")
+                                             ["model", "hn_type", "complexity"], what="productivity",
+                                             count_keys=["hn_type", "complexity"],
+                                             expected_queries=published.released_productivity_queries())
     syst_ev = evaluated[evaluated["benchmark"] == "systematicity"].rename(columns={"hn_type": "hn_set"})
     out += check_evaluated_against_published(syst_ev, published.systematicity()[["model", "hn_set", "split", "r1"]],
-                                             ["model", "hn_set", "split"], what="systematicity")
-    swap8 = analysis.evaluated_swap_r2_inputs(evaluated, 8)
-    if len(swap8) >= 3:
-        out = [c for c in out if "n=8" not in c.claim] + [
-            c for c in check_r2(evaluated_swap8=swap8) if "n=8" in c.claim]
+                                             ["model", "hn_set", "split"], what="systematicity",
+                                             count_keys=["train_data", "hn_set", "split"],
+                                             expected_queries=systematicity_query_counts(report))
     return out + winoground_checks(results_dir)
 
 
@@ -359,29 +516,55 @@ def winoground_checks(results_dir=None, data_dir=None) -> list[Check]:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--data-dir", default=None, help="CREPE CSVs (default: $CREPE_DATA/crepe, else ../shared)")
+    parser.add_argument("--data-dir", default=None, help="CREPE CSVs (default: $CREPE_DATA/crepe)")
     parser.add_argument("--results-dir", default="results/evaluated", help="evaluated results (if any)")
     parser.add_argument("--tables-dir", default="tables", help="where checks.{csv,md,tex} are written")
     parser.add_argument("--readme", default=None, help="also refresh the claims table in this README")
+    parser.add_argument("--verify-readme", default=None, metavar="README",
+                        help="exit non-zero when this README's claims table differs from the checks just run")
+
+
+def fail_reach_note(checks: list[Check]) -> str:
+    """The closing note: how many rows can reach ``fail`` (the others compare the paper with itself)."""
+    can = sum(c.can_fail for c in checks)
+    return (f"{can} of {len(checks)} rows can fail; the other {len(checks) - can} compare the paper with itself "
+            "(no fault of ours can show there)")
+
+
+def duplicate_claims(checks: list[Check]) -> list[str]:
+    """Claim texts that appear more than once (each claim must be listed once)."""
+    seen: dict[str, int] = {}
+    for c in checks:
+        seen[c.claim] = seen.get(c.claim, 0) + 1
+    return sorted(claim for claim, n in seen.items() if n > 1)
 
 
 def run(args) -> int:
-    from .reporting import write_table
+    from .reporting import readme_claims_current, update_readme_claims, write_table
     checks = run_all(args.data_dir, args.results_dir)
     df = to_frame(checks)
     write_table(df, "checks", args.tables_dir, caption="Every checked claim of the CREPE and Winoground papers")
     if args.readme:
-        from .reporting import update_readme_claims
         update_readme_claims(args.readme, df)
     counts = df["status"].value_counts()
     width = max(len(c.claim) for c in checks)
     for c in checks:
         print(f"{c.status:>20}  {c.claim:<{width}}  paper: {c.paper}  ours: {c.ours}")
     print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    print(fail_reach_note(checks))
+    status = 0
+    repeated = duplicate_claims(checks)
+    if repeated:
+        print(f"\n{len(repeated)} claim(s) listed more than once: {'; '.join(repeated)}", file=sys.stderr)
+        status = 1
     bad = failures(checks)
     if bad:
         print(f"\n{len(bad)} check(s) failed:", file=sys.stderr)
         for c in bad:
             print(f"  - {c.claim}: paper {c.paper}, ours {c.ours}. {c.detail}", file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    if args.verify_readme and not readme_claims_current(args.verify_readme, df):
+        print(f"\n{args.verify_readme}: its claims table (between the claims markers) differs from these checks; "
+              "run `make check-readme` and commit the result", file=sys.stderr)
+        status = 1
+    return status

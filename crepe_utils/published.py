@@ -1,8 +1,13 @@
 """The papers' published numbers, as tidy tables with their sources.
 
 Every CSV in ``crepe_utils/reported/`` has one value per row and a ``source`` column naming the
-paper section or table (through the paper cards in ``../shared/paper``). The functions here
+paper section or table it comes from. The functions here
 only read them; nothing is computed. Model keys are those of :mod:`crepe_utils.registry`.
+
+Two files hold counts of the released *data* rather than the papers' numbers, pinned so that a
+recount can be checked against them: ``released_productivity_files.csv`` (per productivity CSV:
+sha256 and counts) and ``released_counts.csv`` (totals of CREPE's productivity files and of
+Winoground's text metadata).
 """
 from __future__ import annotations
 
@@ -95,6 +100,26 @@ def claim(claim_id: str) -> float:
     if claim_id not in df.index:
         raise KeyError(f"no claim {claim_id!r} in reported/claims.csv")
     return float(df.loc[claim_id, "value"])
+
+
+def released_productivity_files() -> pd.DataFrame:
+    """Per released productivity CSV: hn_type, complexity, sha256 and its pinned counts."""
+    return _read("released_productivity_files.csv").copy()
+
+
+def released_productivity_queries() -> dict[tuple[str, int], int]:
+    """(hn_type, complexity) → the pinned row count of that released productivity CSV (one query per row)."""
+    df = released_productivity_files()
+    return {(hn, int(n)): int(rows) for hn, n, rows in zip(df["hn_type"], df["complexity"], df["rows"])}
+
+
+def released_counts(dataset: str) -> dict[str, int | str]:
+    """Pinned counts of one released dataset ("crepe-prod" or "winoground"): quantity → value."""
+    df = _read("released_counts.csv")
+    rows = df[df["dataset"] == dataset]
+    if rows.empty:
+        raise KeyError(f"no pinned counts for {dataset!r} in reported/released_counts.csv")
+    return {q: int(v) if str(v).isdigit() else str(v) for q, v in zip(rows["quantity"], rows["value"])}
 
 
 def claim_source(claim_id: str) -> str:

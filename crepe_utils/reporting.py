@@ -111,9 +111,8 @@ def check_table(checks_df: pd.DataFrame) -> pd.DataFrame:
 README_START, README_END = "<!-- claims:start -->", "<!-- claims:end -->"
 
 
-def update_readme_claims(readme: str | os.PathLike, checks_df: pd.DataFrame) -> bool:
-    """Replace the claims table between the README's claim markers; True when the file changed."""
-    path = Path(readme)
+def _readme_with_claims(path: Path, checks_df: pd.DataFrame) -> tuple[str, str]:
+    """(the README's text, the same text with the claims table of ``checks_df``)."""
     text = path.read_text(encoding="utf-8")
     if README_START not in text or README_END not in text:
         raise ValueError(f"{path} lacks the markers {README_START} … {README_END}")
@@ -121,7 +120,19 @@ def update_readme_claims(readme: str | os.PathLike, checks_df: pd.DataFrame) -> 
     table["status"] = table["status"].map(lambda s: STATUS_MARKS.get(s, s))
     head, rest = text.split(README_START, 1)
     _, tail = rest.split(README_END, 1)
-    new = f"{head}{README_START}\n{markdown_table(table)}{README_END}{tail}"
+    return text, f"{head}{README_START}\n{markdown_table(table)}{README_END}{tail}"
+
+
+def update_readme_claims(readme: str | os.PathLike, checks_df: pd.DataFrame) -> bool:
+    """Replace the claims table between the README's claim markers; True when the file changed."""
+    path = Path(readme)
+    text, new = _readme_with_claims(path, checks_df)
     if new != text:
         write_text(path, new)
     return new != text
+
+
+def readme_claims_current(readme: str | os.PathLike, checks_df: pd.DataFrame) -> bool:
+    """True when the README's claims table is exactly the one ``checks_df`` gives (nothing is written)."""
+    text, new = _readme_with_claims(Path(readme), checks_df)
+    return new == text

@@ -108,6 +108,7 @@ def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = 
         return report
 
     prod_found = syst_found = 0
+    prod_files: dict[str, dict] = {}
     if train_data is None:
         train_data = systematicity_train_data(data_dir)
     for hn in D.PROD_HN_TYPES:
@@ -124,6 +125,7 @@ def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = 
                 report.errors.append(str(exc))
                 continue
             rows.append(_file_row(name, qs, "productivity", hn, "", n, path))
+            prod_files[name] = productivity_file_stats(qs, name, path)
             all_queries.extend(qs.queries)
             report.errors.extend(str(i) for i in qs.issues if i.kind == "bad row")
     for td in train_data:
@@ -157,6 +159,8 @@ def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = 
     if not report.files.empty:
         report.files["complexity"] = report.files["complexity"].astype("Int64")
     report.stats = productivity_stats([q for q in all_queries if q.benchmark == "productivity"])
+    if prod_files:
+        report.stats["files"] = prod_files
 
     if token_lengths and all_queries:
         report.token_lengths = _token_lengths(all_queries)
@@ -196,6 +200,26 @@ def productivity_stats(queries) -> dict:
         "repeated_ground_truths": len(queries) - len({(q.hn_type, q.image_id, q.positive) for q in queries}),
         "positive_among_negatives": sum(q.positive_in_negatives for q in queries),
     }
+
+
+def productivity_file_stats(qs: D.QuerySet, name: str, path: Path) -> dict:
+    """One productivity CSV's sha256 and counts, in the columns of the pinned released counts."""
+    return {
+        "sha256": _sha256(path), "rows": qs.files.get(name, 0), "queries": len(qs),
+        "hard_negatives": sum(len(q.negatives) for q in qs),
+        "ground_truths": len({(q.image_id, q.positive) for q in qs}),
+        "set_literal_rows": sum(q.set_literal for q in qs),
+        "positive_among_negatives": sum(q.positive_in_negatives for q in qs),
+    }
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def query_counts(queries) -> dict[tuple[str, int], int]:
@@ -298,7 +322,7 @@ def _check_images(report: ValidationReport, queries, image_dir, progress: bool =
 def add_arguments(parser) -> None:
     from . import paths
     parser.add_argument("--data-dir", default=None,
-                        help="folder holding CREPE's CSVs (default: $CREPE_DATA/crepe, else ../shared/data/crepe)")
+                        help="folder holding CREPE's CSVs (default: $CREPE_DATA/crepe)")
     parser.add_argument("--image-dir", default=None, help="Visual Genome images (checked when given)")
     parser.add_argument("--no-tokens", action="store_true", help="skip the CLIP token-length and tie scan")
     parser.set_defaults(_paths=paths)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+#: The reference data beside the project; ``CREPE_SHARED=/nonexistent`` runs the suite as a clean machine would.
+SHARED_ENV = "CREPE_SHARED"
+SHARED = Path(os.environ.get(SHARED_ENV) or Path(__file__).resolve().parent.parent.parent / "shared")
 SHARED_CREPE = SHARED / "data" / "crepe"
 SHARED_WINOGROUND = SHARED / "data" / "winoground"
 

@@ -25,7 +25,15 @@ def test_chance_levels():
     assert FAIL in statuses(checks.check_chance_levels(_claims(set_size_prod=5)))
     # the combined line is flagged, not failed, when set sizes cannot explain it
     rows = checks.check_chance_levels(_claims(chance_syst_combined=8.0))
-    assert rows[-1].status == PAPER
+    assert rows[-1].status == PAPER and not rows[-1].can_fail
+
+
+def test_all_negatives_chance_fails_on_our_set_sizes():
+    row = checks.check_chance_levels(all_negatives_sizes={16})[3]
+    assert row.claim.startswith("Random chance for the all-negatives") and row.status == PASS
+    assert checks.check_chance_levels(all_negatives_sizes={15, 16})[3].status == FAIL   # a builder that drops one
+    assert checks.check_chance_levels(all_negatives_sizes=set())[3].status == FAIL      # or builds none
+    assert checks.check_chance_levels(_claims(set_size_prod_all=17))[3].status == FAIL  # 1 + 3 × 5 is 16
 
 
 def test_dataset_totals():
@@ -35,12 +43,9 @@ def test_dataset_totals():
     assert checks.check_dataset_totals(_claims(prod_hn_abstract=150000))[2].status == PAPER
 
 
-def test_productivity_totals():
+def test_productivity_totals_need_data():
+    # the rest (pinned counts against ours, and the paper) is in test_released_counts.py
     assert set(statuses(checks.check_productivity_totals(None))) == {NEEDS}
-    same = {"n_hard_negatives": 183855, "n_ground_truths": 17553, "rows_per_type": {"atom": 16727}}
-    assert set(statuses(checks.check_productivity_totals(same))) == {PASS}
-    other = {"n_hard_negatives": 198575, "n_ground_truths": 17262, "rows_per_type": {"atom": 16727}}
-    assert statuses(checks.check_productivity_totals(other))[:2] == [PAPER, PAPER]
 
 
 def test_granularity():
@@ -91,22 +96,93 @@ def test_r2():
     rows = checks.check_r2()
     assert [r.status for r in rows if "n=8" not in r.claim] == [PASS] * 6
     assert [r.status for r in rows if "n=8" in r.claim] == [NEEDS]
+    other = checks.check_r2(source="open_clip_results_table")
+    assert not {r.claim for r in rows} & {r.claim for r in other}     # the source is in every claim
+    assert all("re-evaluated" in r.claim for r in other)
     assert FAIL in statuses(checks.check_r2(claims=_claims(r2_atom_UC=0.85)))
     syst = published.systematicity()
     syst.loc[syst["model"] == "cc12m-rn50", "r1"] += 5
     assert FAIL in statuses(checks.check_r2(syst=syst))
 
 
-def test_evaluated_against_published():
-    pub = published.productivity()[["model", "hn_type", "complexity", "r1"]]
-    keys = ["model", "hn_type", "complexity"]
-    assert statuses(checks.check_evaluated_against_published(pd.DataFrame(columns=keys + ["r1", "kind"]), pub, keys)) == [NEEDS]
-    ev = pub.head(2).assign(kind="evaluated")
-    assert set(statuses(checks.check_evaluated_against_published(ev, pub, keys))) == {PASS}
+def _result_folder(root, name, limit=None):
+    """A result folder holding only the manifest settings the completeness rule reads."""
+    import json
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({"kind": "evaluated", "engine": {"limit": limit}}))
+    return str(folder)
+
+
+PROD_KEYS = ["model", "hn_type", "complexity"]
+COUNTS = {("atom", 4): 1258, ("atom", 12): 2001, ("swap", 4): 27, ("swap", 12): 1578,
+          ("negate", 4): 1262, ("negate", 12): 1990}
+
+
+def _evaluated(tmp_path, limit=None, n_skipped=0, n_queries=None, name="run"):
+    pub = published.productivity()[PROD_KEYS + ["r1"]]
+    ev = pub[pub["model"] == "cc12m-rn50"].copy()
+    ev["kind"], ev["n_skipped"] = "evaluated", n_skipped
+    ev["n_queries"] = [n_queries or COUNTS[(h, c)] for h, c in zip(ev["hn_type"], ev["complexity"])]
+    ev["result_dir"] = _result_folder(tmp_path, name, limit)
+    return pub, ev
+
+
+def _compare(pub, ev):
+    return checks.check_evaluated_against_published(ev, pub, PROD_KEYS, count_keys=["hn_type", "complexity"],
+                                                    expected_queries=COUNTS)
+
+
+def test_evaluated_against_published(tmp_path):
+    pub, ev = _evaluated(tmp_path)
+    assert statuses(checks.check_evaluated_against_published(pd.DataFrame(columns=PROD_KEYS + ["r1", "kind"]), pub,
+                                                             PROD_KEYS)) == [NEEDS]
+    assert statuses(_compare(pub, ev)) == [PASS] * 6
     ev.loc[ev.index[0], "r1"] += 1.0
-    assert FAIL in statuses(checks.check_evaluated_against_published(ev, pub, keys))
+    assert statuses(_compare(pub, ev))[0] == FAIL
     toy = ev.assign(kind="toy")                                # toy numbers are never compared
-    assert statuses(checks.check_evaluated_against_published(toy, pub, keys)) == [NEEDS]
+    assert statuses(_compare(pub, toy)) == [NEEDS]
+
+
+@pytest.mark.parametrize("settings, reason", [
+    ({"limit": 5}, "run with --limit 5"),
+    ({"n_skipped": 3}, "3 queries skipped"),
+    ({"n_queries": 20}, "20 queries, the released file has"),
+])
+def test_incomplete_results_are_not_compared(tmp_path, settings, reason):
+    pub, ev = _evaluated(tmp_path, **settings)
+    ev["r1"] += 10.0                                           # would fail if it were compared
+    rows = _compare(pub, ev)
+    assert statuses(rows) == [NEEDS] * 6 and all(reason in r.detail for r in rows)
+
+
+def test_completeness_that_cannot_be_shown_is_not_assumed(tmp_path):
+    pub, ev = _evaluated(tmp_path)
+    rows = _compare(pub, ev.drop(columns=["result_dir", "n_skipped"]))
+    assert statuses(rows) == [NEEDS] * 6 and "skip count unknown" in rows[0].detail
+    rows = checks.check_evaluated_against_published(ev, pub, PROD_KEYS, count_keys=["hn_type", "complexity"],
+                                                    expected_queries={})
+    assert statuses(rows) == [NEEDS] * 6 and "query count is unknown" in rows[0].detail
+
+
+def test_evaluated_cells_the_paper_does_not_publish_give_a_needs_row(tmp_path):
+    pub, ev = _evaluated(tmp_path)
+    ev["complexity"] = 8                                        # the paper prints only n = 4 and 12
+    rows = _compare(pub, ev)
+    assert statuses(rows) == [NEEDS] and "none of them a cell the paper publishes" in rows[0].detail
+
+
+def test_two_runs_of_one_cell_get_distinct_claims(tmp_path):
+    pub, first = _evaluated(tmp_path, name="a")
+    _, second = _evaluated(tmp_path, name="b", limit=3)
+    rows = _compare(pub, pd.concat([first, second]))
+    assert len({r.claim for r in rows}) == len(rows) == 12
+    assert sorted(statuses(rows)) == [NEEDS] * 6 + [PASS] * 6
+
+
+def test_can_fail_rows_never_claim_fail_otherwise():
+    with pytest.raises(ValueError, match="cannot fail"):
+        checks.Check("x", "1", "2", FAIL, can_fail=False)
 
 
 def test_unknown_status_is_rejected():
@@ -114,11 +190,81 @@ def test_unknown_status_is_rejected():
         checks.Check("x", "1", "1", "maybe")
 
 
+def test_run_all_lists_each_claim_once_and_counts_the_rows_that_can_fail():
+    rows = checks.run_all(results_dir="/nonexistent-results")
+    assert checks.duplicate_claims(rows) == []
+    assert len({r.claim for r in rows}) == len(rows)
+    note = checks.fail_reach_note(rows)
+    assert note.startswith(f"{sum(r.can_fail for r in rows)} of {len(rows)} rows can fail")
+    assert {r.claim for r in rows if not r.can_fail} <= {
+        "Random chance for the combined systematicity set (9.09)",
+        "Systematicity HN texts for CC-12M: Table 1 = app. A.5 (HN-Atom + HN-Comp, SC + UC)",
+        "Abstract's rounded CC-12M HN texts match Table 1", "Abstract's rounded productivity HN texts match Table 1",
+        "The headline drop holds on the combined set", "HN-Comp: 'little (1–3%) to no difference' between SC and UC",
+        "HN-Swap R@1 at n=12 is below chance (16.67)"}
+
+
+def test_verify_readme_fails_on_a_stale_claims_table(tmp_path, capsys):
+    from crepe_utils import cli
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n\n<!-- claims:start -->\n| claim |\n|---|\n| stale |\n<!-- claims:end -->\nafter\n")
+    args = ["check", "--tables-dir", str(tmp_path / "t"), "--results-dir", str(tmp_path / "none")]
+    assert cli.main(args + ["--verify-readme", str(readme)]) == 1
+    assert "differs from these checks" in capsys.readouterr().err
+    assert "stale" in readme.read_text()                                   # verifying writes nothing
+    assert cli.main(args + ["--readme", str(readme)]) == 0
+    assert cli.main(args + ["--verify-readme", str(readme)]) == 0
+    assert readme.read_text().endswith("<!-- claims:end -->\nafter\n")
+
+
 def test_make_check_command_fails_on_a_failed_check(tmp_path, monkeypatch, capsys):
     from crepe_utils import cli
     assert cli.main(["check", "--tables-dir", str(tmp_path), "--results-dir", str(tmp_path / "none")]) == 0
     assert (tmp_path / "checks.md").exists()
     monkeypatch.setattr(checks, "check_chance_levels",
-                        lambda claims=None: [checks.Check("forced failure", "1", "2", FAIL)])
+                        lambda claims=None, all_negatives_sizes=None: [checks.Check("forced failure", "1", "2", FAIL)])
     assert cli.main(["check", "--tables-dir", str(tmp_path), "--results-dir", str(tmp_path / "none")]) == 1
     assert "forced failure" in capsys.readouterr().err
+
+
+def test_systematicity_query_counts_are_the_present_files_rows(synthetic_root):
+    import csv
+    from crepe_utils import validation
+    data_dir, _ = synthetic_root
+    expected = {}
+    for path in sorted(data_dir.rglob("syst_vg_hard_negs_*.csv")):
+        with open(path, newline="") as fh:
+            n = sum(1 for _ in csv.DictReader(fh))
+        split = "SC" if "_seen_" in path.name else "UC"
+        expected.update({("laion", hn, split): n for hn in ("atom", "comp", "combined")})
+    report = validation.validate(data_dir, token_lengths=False)
+    assert checks.systematicity_query_counts(report) == expected
+
+
+def test_run_all_on_files_that_are_not_the_release_fails_their_checksums(synthetic_root, tmp_path):
+    data_dir, _ = synthetic_root
+    rows = {r.claim: r for r in checks.run_all(data_dir=data_dir, results_dir=tmp_path / "none")}
+    assert len(rows) == len(checks.run_all(data_dir=data_dir, results_dir=tmp_path / "none"))   # claims unique
+    sha = rows["The productivity CSVs present are the released files (pinned sha256)"]
+    assert sha.status == FAIL and "6 present" in sha.ours
+    assert rows["Productivity HN texts = Table 1"].status == NEEDS          # 6 of 27 files: totals not compared
+
+
+def test_completeness_is_read_from_what_evaluate_writes(tiny_model, synthetic_root, tmp_path):
+    """End to end: a --limit run and a full run of the engine, compared against a table of their own R@1."""
+    from crepe_utils import evaluation, results
+    cfg, ckpt = tiny_model
+    data_dir, image_dir = synthetic_root
+    for name, limit in (("full", None), ("smoke", 2)):
+        evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(4,),
+                            hn_types=("atom",), data_dir=data_dir, image_dir=image_dir, out=tmp_path / name,
+                            cache_dir=False, kind="evaluated", device="cpu", progress=False, n_boot=50, limit=limit,
+                            all_negatives=False)
+    rows_per_file = 6                                          # helpers.synthetic_crepe_root's rows_per_file
+    expected = {("atom", 4): rows_per_file}
+    for name, status, detail in (("full", PASS, "difference +0.00"), ("smoke", NEEDS, "run with --limit 2")):
+        ev = results.load_results(tmp_path / name)
+        paper = ev[["model", "hn_type", "complexity", "r1"]].astype({"complexity": int})
+        rows = checks.check_evaluated_against_published(ev, paper, PROD_KEYS, count_keys=["hn_type", "complexity"],
+                                                        expected_queries=expected)
+        assert [(r.status, detail in r.detail) for r in rows] == [(status, True)]

@@ -13,6 +13,7 @@ from crepe_utils import images
 
 # ------------------------------------------------------------------ the real files (../shared)
 
+@pytest.mark.shared
 def test_real_productivity_files(shared_crepe):
     qs = D.load_productivity(shared_crepe)
     assert len(qs) == 39_715
@@ -30,6 +31,7 @@ def test_real_productivity_files(shared_crepe):
     assert first.source == "prod_vg_hard_negs_atom_complexity_4.csv:2"
 
 
+@pytest.mark.shared
 def test_all_negatives_sets_on_real_files(shared_crepe):
     qs = D.load_productivity(shared_crepe)
     combined = D.all_negatives_sets(qs)

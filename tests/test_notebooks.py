@@ -10,6 +10,7 @@ import nbformat
 import pandas as pd
 import pytest
 
+import helpers
 from crepe_utils import evaluation
 from crepe_utils.notebooks import execute
 
@@ -49,9 +50,9 @@ def test_notebook_runs_with_defaults(name, tmp_path):
     figures, tables, nb = _run(name, tmp_path, results_dir=str(tmp_path / "no-results"))
     assert not _errors(nb)
     fig_names, table_names = EXPECTED[name]
-    if name == "01_benchmark_totals" and not (ROOT.parent / "shared" / "data" / "crepe").is_dir():
+    if name == "01_benchmark_totals" and not helpers.SHARED_CREPE.is_dir():
         fig_names, table_names = [], ["chance_levels", "paper_totals", "checks_totals"]
-    if name == "05_winoground" and not (ROOT.parent / "shared" / "data" / "winoground").is_dir():
+    if name == "05_winoground" and not helpers.SHARED_WINOGROUND.is_dir():
         table_names = [t for t in table_names if t != "winoground_caption_pairs"]
     for stem in fig_names:
         for ext in ("png", "svg"):

@@ -431,12 +431,16 @@ def test_table3_check_needs_evaluated_full_results():
 def test_data_checks_flag_wrong_counts_and_broken_pairs():
     frame = pd.DataFrame(RECORDS)
     by_claim = {c.claim: c for c in wc.data_checks(frame)}
-    assert by_claim["Winoground has 400 examples"].status == PAPER
+    # 8 examples are not the pinned release of 400: our count differs from the pin, which is a failure
+    assert by_claim["Winoground has 400 examples"].status == FAIL
+    assert "differ from the pinned copy" in by_claim["Winoground has 400 examples"].detail
     assert by_claim["Examples tagged Object (Table 1)"].ours == "4"
+    assert by_claim["Examples tagged Object (Table 1)"].status == FAIL
     pairs = wc.caption_pair_exceptions(frame).set_index("id")
     assert pairs.loc[4, "same_letters"] and pairs.loc[4, "tagged_morpheme"]            # fish flying / fly fishing
     assert pairs.loc[SAME_CAPTIONS, "same_order"]
-    assert by_claim[f"Example {SAME_CAPTIONS}: same words in a different order"].status == PAPER
+    # the pinned release has no such pair, so the finding is not the paper's
+    assert by_claim[f"Example {SAME_CAPTIONS}: same words in a different order"].status == FAIL
     assert "Example 4: same words in a different order" not in by_claim          # a morpheme swap: summarised
     summary = by_claim["The two captions use the same words or morphemes in a different order (§3.1)"]
     assert "4: 'fish flying' / 'fishing fly'" in summary.detail or "4: " in summary.detail
@@ -457,6 +461,7 @@ def test_why_hard_labels_must_belong_to_the_same_examples(tmp_path):
 
 # ------------------------------------------------------------------------------ the shared metadata
 
+@pytest.mark.shared
 def test_data_checks_on_the_shared_metadata(shared_winoground):
     meta = wm.load_text_metadata(shared_winoground)
     assert len(meta) == 400 and meta["why_hard"].notna().all()

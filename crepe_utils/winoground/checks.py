@@ -11,9 +11,15 @@ lower-casing and stripping punctuation from the ends of each word (so ``"organis
 whose letters are the same (``"fly fishing"`` / ``"fish flying"``) is reported, by id and with the
 differing words, as a morpheme-level swap, consistent with the claim; a pair that differs even
 in its letters would contradict it.
+
+Every count of the metadata is first compared with the count pinned for the released data
+(``reported/released_counts.csv``, dataset "winoground"): a difference is ``fail`` (our counting,
+or metadata that are not the release; :func:`metadata_digest` tells which). Only a count that
+agrees with the pin is compared with the paper, where a difference is ``paper inconsistency``.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import string
 from collections import Counter
@@ -44,25 +50,59 @@ def _source(claim_id: str) -> str:
     return published.claim_source(claim_id)
 
 
+def metadata_digest(examples: pd.DataFrame) -> str:
+    """sha256 of the fields the counts depend on: id, captions, collapsed and secondary tag.
+
+    One tab-separated line per example in id order, values as read; the pinned digest
+    identifies the copy the pinned counts were taken from.
+    """
+    rows = examples.sort_values("id")[["id", "caption_0", "caption_1", "collapsed_tag", "secondary_tag"]]
+    text = "".join(f"{int(i)}\t{c0}\t{c1}\t{tag}\t{'' if pd.isna(sec) else sec}\n"
+                   for i, c0, c1, tag, sec in rows.itertuples(index=False))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class _Pins:
+    """The pinned counts of the released metadata, and how ``examples`` relate to them."""
+
+    def __init__(self, examples: pd.DataFrame, pinned: dict | None = None):
+        self.values = pinned if pinned is not None else published.released_counts("winoground")
+        self.same_copy = metadata_digest(examples) == self.values.get("metadata_sha256")
+
+    def differs(self, quantity: str, ours: int) -> str:
+        """"" when ``ours`` equals the pinned count, else the failure's explanation."""
+        pinned = self.values[quantity]
+        if ours == pinned:
+            return ""
+        why = ("the metadata are the pinned copy (same digest): our count is wrong" if self.same_copy else
+               "the metadata differ from the pinned copy (digest): not the released data, or our count is wrong")
+        return f"our count {ours} differs from the pinned count {pinned} of the released metadata; {why}"
+
+
 # ------------------------------------------------------------------------------ counts
 
-def check_example_count(examples: pd.DataFrame) -> list[Check]:
+def check_example_count(examples: pd.DataFrame, pinned: dict | None = None) -> list[Check]:
     """400 examples with distinct ids [§3.1]."""
+    pins = _Pins(examples, pinned)
     paper = int(_claim("wg_examples"))
     n, distinct = len(examples), examples["id"].nunique()
-    ok = n == paper and distinct == n
+    wrong = "; ".join(filter(None, [pins.differs("examples", n), pins.differs("distinct_ids", distinct)]))
+    ok = pins.values["examples"] == paper == pins.values["distinct_ids"]
     return [Check("Winoground has 400 examples", str(paper), f"{n} rows, {distinct} distinct ids",
-                  PASS if ok else PAPER, _source("wg_examples"), GROUP)]
+                  FAIL if wrong else PASS if ok else PAPER, wrong or _source("wg_examples"), GROUP)]
 
 
-def check_tag_counts(examples: pd.DataFrame) -> list[Check]:
+def check_tag_counts(examples: pd.DataFrame, pinned: dict | None = None) -> list[Check]:
     """Table 1: 141 Object, 233 Relation, 26 Both (``collapsed_tag``)."""
+    pins = _Pins(examples, pinned)
     counts = examples["collapsed_tag"].value_counts()
     out = []
     for tag, claim_id in TAG_CLAIMS.items():
         paper, ours = int(_claim(claim_id)), int(counts.get(tag, 0))
-        out.append(Check(f"Examples tagged {tag} (Table 1)", str(paper), str(ours), PASS if ours == paper else PAPER,
-                         f"collapsed_tag; {_source(claim_id)}", GROUP))
+        wrong = pins.differs(f"tag:{tag}", ours)
+        out.append(Check(f"Examples tagged {tag} (Table 1)", str(paper), str(ours),
+                         FAIL if wrong else PASS if pins.values[f"tag:{tag}"] == paper else PAPER,
+                         wrong or f"collapsed_tag; {_source(claim_id)}", GROUP))
     return out
 
 
@@ -76,18 +116,21 @@ def secondary_tag_counts(examples: pd.DataFrame) -> pd.DataFrame:
                          "exact": [exact.get(t, 0) for t in tags]})
 
 
-def check_secondary_tags(examples: pd.DataFrame) -> list[Check]:
+def check_secondary_tags(examples: pd.DataFrame, pinned: dict | None = None) -> list[Check]:
     """Table 1: Symbolic 41, Series 31, Pragmatics 24, counting an example once per tag it carries."""
+    pins = _Pins(examples, pinned)
     counts = secondary_tag_counts(examples).set_index("tag")
     out = []
     for tag, claim_id in SECONDARY_CLAIMS.items():
         paper = int(_claim(claim_id))
         split = int(counts["comma_split"].get(tag, 0))
         exact = int(counts["exact"].get(tag, 0))
+        wrong = "; ".join(filter(None, [pins.differs(f"secondary:{tag}", split),
+                                        pins.differs(f"secondary_exact:{tag}", exact)]))
         out.append(Check(f"Examples with secondary tag {tag} (Table 1)", str(paper), str(split),
-                         PASS if split == paper else PAPER,
-                         f"comma-split membership ('Symbolic, Series' counts for both); exact match gives {exact}. "
-                         f"{_source(claim_id)}", GROUP))
+                         FAIL if wrong else PASS if pins.values[f"secondary:{tag}"] == paper else PAPER,
+                         wrong or f"comma-split membership ('Symbolic, Series' counts for both); exact match gives "
+                         f"{exact}. {_source(claim_id)}", GROUP))
     return out
 
 
@@ -97,14 +140,21 @@ def _denominators(percent: float, limit: int) -> list[int]:
             if any(math.isclose(round(100 * k / n, 2), percent, abs_tol=1e-9) for k in range(n + 1))]
 
 
-def check_table5_denominators(examples: pd.DataFrame) -> list[Check]:
-    """Table 5's human scores per secondary tag imply exact-match subset sizes, not Table 1's counts."""
+def check_table5_denominators(examples: pd.DataFrame, pinned: dict | None = None) -> list[Check]:
+    """Table 5's human scores per secondary tag imply exact-match subset sizes, not Table 1's counts.
+
+    The subset sizes are ours, counted; they must equal the pinned ones before the paper's
+    denominators are judged.
+    """
+    pins = _Pins(examples, pinned)
     counts = secondary_tag_counts(examples).set_index("tag")
     out = []
     for tag, claim_id in TABLE5_HUMAN_CLAIMS.items():
         value = _claim(claim_id)
         split = int(counts["comma_split"].get(tag, 0))
         exact = int(counts["exact"].get(tag, 0))
+        wrong = "; ".join(filter(None, [pins.differs(f"secondary:{tag}", split),
+                                        pins.differs(f"secondary_exact:{tag}", exact)]))
         possible = set(_denominators(value, max(split, exact)))
         k = round(value * exact / 100)
         if exact in possible and split not in possible:
@@ -114,10 +164,10 @@ def check_table5_denominators(examples: pd.DataFrame) -> list[Check]:
             detail = f"{value:.2f} is k/{split}: consistent with Table 1's count"
         else:
             detail = f"{value:.2f} is neither k/{exact} (exact match) nor k/{split} (comma-split): unexplained"
-        status = PASS if split in possible else PAPER
-        out.append(Check(f"Table 5 human score on {tag} uses Table 1's {split} examples",
+        status = FAIL if wrong else PASS if split in possible else PAPER
+        out.append(Check(f"Table 5 human score on {tag} uses Table 1's {int(_claim(SECONDARY_CLAIMS[tag]))} examples",
                          f"{value:.2f} ({_source(claim_id)})", f"denominator {exact if exact in possible else '?'}",
-                         status, detail, GROUP))
+                         status, wrong or detail, GROUP))
     return out
 
 
@@ -152,12 +202,14 @@ def caption_pair_exceptions(examples: pd.DataFrame) -> pd.DataFrame:
                                        "tagged_morpheme"])
 
 
-def check_caption_pairs(examples: pd.DataFrame) -> list[Check]:
+def check_caption_pairs(examples: pd.DataFrame, pinned: dict | None = None) -> list[Check]:
     """§3.1: the two captions use the same words (or morphemes) in a different order.
 
     One summary row (the morpheme-level swaps listed in its detail), then one row per pair that is
-    neither the same words nor a rearrangement of the same letters.
+    neither the same words nor a rearrangement of the same letters: a ``paper inconsistency`` only
+    if the pinned release holds such pairs, else ``fail`` (the pairs are our finding, not the release's).
     """
+    pins = _Pins(examples, pinned)
     exc = caption_pair_exceptions(examples)
     n = len(examples)
     bad = exc[~exc["same_letters"] | exc["same_order"]]
@@ -173,17 +225,17 @@ def check_caption_pairs(examples: pd.DataFrame) -> list[Check]:
               f"(morpheme-level swaps: {swaps or 'none'}), {len(bad)} are not. Not tagged {MORPHEME_TAG}: ids {untagged or 'none'}; "
               f"tagged {MORPHEME_TAG} but same words: ids {tagged_same_words or 'none'}. Words compared lower-cased, "
               f"punctuation stripped from word ends (which alone makes ids {punctuation_only or 'none'} equal).")
+    wrong = "; ".join(filter(None, [pins.differs("pairs_differing_words", len(exc)),
+                                    pins.differs("pairs_same_letters", int(exc["same_letters"].sum()))]))
+    release_has_neither = pins.values["pairs_differing_words"] > pins.values["pairs_same_letters"]
     out = [Check("The two captions use the same words or morphemes in a different order (§3.1)",
                  f"all {n}", f"{n - len(exc)} same words; {len(exc) - len(bad)} morpheme-level; {len(bad)} neither",
-                 PASS if bad.empty else PAPER, detail, GROUP)]
+                 FAIL if wrong else PASS if bad.empty else PAPER, (wrong + ". " if wrong else "") + detail, GROUP)]
     for row in exc.itertuples(index=False):
-        if row.same_order:
-            ours, status = "identical word order", PAPER
-        else:
-            ours = f"'{row.only_in_caption_0}' vs '{row.only_in_caption_1}'"
-            status = PASS if row.same_letters else PAPER
-        if status == PASS:
+        if not row.same_order and row.same_letters:
             continue
+        ours = "identical word order" if row.same_order else f"'{row.only_in_caption_0}' vs '{row.only_in_caption_1}'"
+        status = PAPER if release_has_neither else FAIL
         note = ("same letters: a morpheme-level swap" if row.same_letters else "different letters") + \
                ("" if row.tagged_morpheme else f"; not tagged {MORPHEME_TAG}")
         out.append(Check(f"Example {row.id}: same words in a different order", "same words or morphemes", ours,
@@ -228,26 +280,30 @@ def check_table3(results: pd.DataFrame | None, table3: pd.DataFrame | None = Non
                       f"{TABLE3_PRETRAINED} on the real data; run `python -m crepe_utils winoground --model "
                       f"{TABLE3_ARCHITECTURE} --pretrained {TABLE3_PRETRAINED} --data-dir DIR --out DIR`", GROUP)]
     out = []
+    several = rows["result_dir"].nunique() > 1
     for result_dir, group in rows.groupby("result_dir", sort=True):
+        suffix = f" ({result_dir})" if several else ""
         by_metric = group.set_index("metric")
         n = int(by_metric["n_examples"].iloc[0])
         where = f"{result_dir} ({group['precision'].iloc[0]})"
         if n != int(_claim("wg_examples")):
-            out.append(Check(claim, "400 examples", f"{n} examples", NEEDS,
+            out.append(Check(claim + suffix, "400 examples", f"{n} examples", NEEDS,
                              f"{where}: not the full dataset, so not comparable", GROUP))
             continue
         for metric in METRICS:
             ours, ref = float(by_metric.at[metric, "score"]), float(paper[metric])
             first = float(by_metric.at[metric, "score_first_index"])
             ties = int(by_metric.at[metric, "n_ties"])
-            out.append(Check(f"Evaluated CLIP ViT-B/32 {metric} score matches Table 3", f"{ref:.2f}", f"{ours:.2f}",
+            out.append(Check(f"Evaluated CLIP ViT-B/32 {metric} score matches Table 3{suffix}", f"{ref:.2f}", f"{ours:.2f}",
                              PASS if abs(ours - ref) <= tolerance + 1e-9 else FAIL,
                              f"difference {ours - ref:+.2f} (tolerance {tolerance}); {ties} tied example(s), "
                              f"first-index rule {first:.2f}; {where}", GROUP))
     return out
 
 
-def data_checks(examples: pd.DataFrame) -> list[Check]:
-    """Every check of the released text metadata, plus the chance levels."""
-    return (check_example_count(examples) + check_tag_counts(examples) + check_secondary_tags(examples)
-            + check_table5_denominators(examples) + check_caption_pairs(examples) + check_chance_levels())
+def data_checks(examples: pd.DataFrame, pinned: dict | None = None) -> list[Check]:
+    """Every check of the released text metadata (against ``pinned``, default the pinned release), plus the
+    chance levels."""
+    return (check_example_count(examples, pinned) + check_tag_counts(examples, pinned)
+            + check_secondary_tags(examples, pinned) + check_table5_denominators(examples, pinned)
+            + check_caption_pairs(examples, pinned) + check_chance_levels())
