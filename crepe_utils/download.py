@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Callable, Mapping, TextIO
 from urllib.parse import urlsplit
 
-from tqdm import tqdm
+from .progress import tqdm
 
 from . import paths
 from .atomic import write_json
