@@ -68,6 +68,7 @@ def _run_bar(bar, seconds: float = 0.6) -> None:
     with bar:
         while time.perf_counter() < end:
             bar.update(1)
+            bar.set_postfix(loss=f"{end - time.perf_counter():.3f}")     # as the toy world's training does
             time.sleep(0.002)
 
 
