@@ -1,7 +1,7 @@
 """The papers' published numbers, as tidy tables with their sources.
 
 Every CSV in ``crepe_utils/reported/`` has one value per row and a ``source`` column naming the
-paper section or table (through the paper cards in ``../shared/paper``). The functions here
+paper section or table it comes from. The functions here
 only read them; nothing is computed. Model keys are those of :mod:`crepe_utils.registry`.
 """
 from __future__ import annotations
