@@ -2,6 +2,8 @@
 #
 #   make all     published numbers -> notebooks -> figures/ tables/, the toy world, then `make check`
 #   make test    the test suite
+#   make docs    the executed notebooks as a website that opens from disk (build/site/index.html)
+#   make docs-check  every page of it in headless Chromium; screenshots in build/docs-check
 #
 # Both create (or refresh) the virtual environment .venv when it is missing or out of date.
 # Each step below is one target; a rerun skips what is up to date. `make clean` removes only
@@ -37,7 +39,7 @@ NOTEBOOKS   := 01_benchmark_totals 02_systematicity 03_productivity 04_imagenet_
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 
 .PHONY: all test check check-readme data data-crepe data-vg data-winoground evaluate toy notebooks \
-        models venv clean clean-venv help $(NOTEBOOKS) 06_toy_world
+        models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
 
 all: notebooks toy check-readme ## everything reproducible on a laptop: published numbers, the toy world, checks
 
@@ -115,6 +117,14 @@ $(BUILD)/06_toy_world.ipynb: notebooks/06_toy_world.ipynb $(TOY_DIR)/.done $(PKG
 	    -p figures_dir $(FIGURES) -p tables_dir $(TABLES) -p output_prefix toy_ -p published_numbers False || exit 1; \
 	done
 	$(RUN_NB) $< $@ -p toy_dir $(TOY_DIR) -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
+
+# ---------------------------------------------------------------- the website
+docs: all ## the website: README, the executed notebooks, claims, figures, tables (build/site/index.html)
+	$(VPY) -m crepe_utils.site.build --build-dir $(BUILD) --out $(BUILD)/site --figures-dir $(FIGURES) \
+	    --tables-dir $(TABLES)
+
+docs-check: docs ## open every page in headless Chromium; fails on a broken image or link; screenshots
+	$(VPY) -m crepe_utils.site.check $(BUILD)/site --screenshots $(BUILD)/docs-check
 
 # ---------------------------------------------------------------- housekeeping
 clean: ## remove executed notebooks and HTML (keeps data, weights, results and caches)

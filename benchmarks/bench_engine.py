@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/bench_engine.py --models tiny   # quick
     .venv/bin/python benchmarks/bench_engine.py --device cuda --precision bf16
 
-Data: CREPE's real productivity queries (``--data-dir``, default: $CREPE_DATA/crepe or ../shared),
+Data: CREPE's real productivity queries (``--data-dir``, default: $CREPE_DATA/crepe),
 restricted to the queries of the first ``--images`` image ids so that crops and captions are
 shared across HN types and complexities exactly as in the full benchmark. Images are synthetic
 JPEGs of Visual Genome's size (800 × 600 noise); models are randomly initialised (a tiny CLIP and

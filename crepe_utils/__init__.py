@@ -20,13 +20,24 @@ Modules, one concern each:
 ``winoground``   Winoground data and scores
 ``toy``          the compositional toy world
 
+Entry points for notebooks and scripts (see README): ``crepe_utils.evaluate``, ``load_results``,
+``evaluate_winoground``, ``load_winoground_results``, ``toy_world`` (in :mod:`crepe_utils.api`).
+
 Importing the package is cheap: torch and open_clip are imported only by the functions that
 need them.
 """
 __version__ = "0.1.0"
 
+#: The Python entry points (``crepe_utils.evaluate(...)``), loaded from :mod:`crepe_utils.api` on first use.
+API = ("evaluate", "load_results", "evaluate_winoground", "load_winoground_results", "toy_world")
 
-def evaluate(*args, **kwargs):
-    """Evaluate a model on CREPE queries; see :func:`crepe_utils.engine.evaluate`."""
-    from .engine import evaluate as _evaluate
-    return _evaluate(*args, **kwargs)
+
+def __getattr__(name: str):
+    if name in API:
+        from . import api
+        return getattr(api, name)
+    raise AttributeError(f"module 'crepe_utils' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(API))

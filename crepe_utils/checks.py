@@ -519,7 +519,7 @@ def winoground_checks(results_dir=None, data_dir=None) -> list[Check]:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--data-dir", default=None, help="CREPE CSVs (default: $CREPE_DATA/crepe)")
+    parser.add_argument("--data-dir", default=None, help="CREPE CSVs (default: $CREPE_DATA/crepe, i.e. ./data/crepe)")
     parser.add_argument("--results-dir", default="results/evaluated", help="evaluated results (if any)")
     parser.add_argument("--tables-dir", default="tables", help="where checks.{csv,md,tex} are written")
     parser.add_argument("--readme", default=None, help="also refresh the claims table in this README")

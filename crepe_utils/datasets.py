@@ -113,8 +113,7 @@ WINOGROUND_REVISION = "b400e173549071916ad1b3d449293bc8d8b4b763"
 _CREPE_RAW = "https://raw.githubusercontent.com/RAIVNLab/CREPE/{revision}/data/"
 _CREPE_GITHUB = "https://github.com/RAIVNLab/CREPE/raw/{revision}/data/"
 _CREPE_SOURCES = (
-    "RAIVNLab/CREPE@1fa81c4 data/ (added in 48c6bae, 2023-04-27; same blobs at HEAD); "
-    "../shared/reference/data_formats.md §1.1-1.2",
+    "RAIVNLab/CREPE@1fa81c4 data/ (added in 48c6bae, 2023-04-27; same blobs at HEAD)",
 )
 _CREPE_NOTES = ("Plain git blobs (no LFS); size unknown, at least 4 MiB. Whether the archive has a "
                 "top folder is not established: either way the content lands in the folder above.")
@@ -124,7 +123,6 @@ _VG_BASE = "https://cs.stanford.edu/people/rak248/VG_100K_2/"
 _VG_SOURCES = (
     "URLs: Hugging Face loading script ranjaykrishna/visual_genome visual_genome.py (_BASE_IMAGE_URLS)",
     "sizes: huggingface.co/datasets/BoyangZ/VisualGenome_VG_100K_1_and_2 (a mirror; official sizes unknown)",
-    "../shared/reference/data_formats.md §2",
 )
 _VG_NOTES = ("No checksum is published anywhere known: the sha256 and size of the first download are "
              "recorded and later runs are checked against that record. Both zips sit under "
@@ -134,8 +132,8 @@ _VG_LICENCE = "CC BY 4.0 (dataset card of ranjaykrishna/visual_genome on the Hug
 
 _WG_RESOLVE = "https://huggingface.co/datasets/facebook/winoground/resolve/{revision}/data/"
 _WG_SOURCES = (
-    "layout and gating: ../shared/reference/data_formats.md §4 (dataset card: captions in data/examples.jsonl, "
-    "images in data/images.zip)",
+    "layout and gating: the dataset card of facebook/winoground on the Hugging Face hub (captions in "
+    "data/examples.jsonl, images in data/images.zip)",
     "revision: mteb Winoground TaskMetadata after embeddings-benchmark/mteb#1391",
 )
 _WG_NOTES = ("Pinned to mteb's revision. That revision is reported in parquet form by some users and with "

@@ -213,7 +213,7 @@ def encode_token_ids(loaded, ids: Sequence[tuple[int, ...]], batch_size: int = 5
     """
     import torch
     import torch.nn.functional as F
-    from tqdm.auto import tqdm
+    from .progress import tqdm
 
     model, device, ctx = loaded.model, loaded.device, loaded.spec.context_length
     forward = _cut_text_forward(model) if length_cut else None
@@ -315,7 +315,7 @@ def encode_crops(loaded, items: Sequence[tuple[str, tuple | None]], batch_size: 
     import torch
     import torch.nn.functional as F
     from torch.utils.data import DataLoader
-    from tqdm.auto import tqdm
+    from .progress import tqdm
 
     loader = DataLoader(CropDataset(items, loaded.preprocess), batch_size=batch_size, shuffle=False,
                         num_workers=num_workers, collate_fn=_collate,

@@ -3,9 +3,8 @@
 Each row says what a checkpoint *is* (architecture, activation, weights, training data) and how
 the paper names it. Loading lives in :mod:`crepe_utils.models`; this module imports no torch.
 
-Sources: ``../shared/reference/data_formats.md`` §3.1 (open_clip names, tags, release files),
-``../shared/reference/models_evaluated.csv`` (which model enters which protocol, from the
-official code ``RAIVNLab/CREPE@1fa81c4``), the CREPE card (display names).
+Sources: open_clip's pretrained table (names, tags, release files), the official code
+``RAIVNLab/CREPE@1fa81c4`` (which model enters which protocol), the CREPE paper (display names).
 
 Facts worth knowing before touching this table:
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from .atomic import atomic_path, write_text
+from .kernel import in_notebook_kernel
 
 #: One colour per training set, used by every figure.
 TRAIN_PALETTE = {
@@ -36,8 +37,19 @@ def set_style() -> None:
     })
 
 
-def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", "svg")) -> list[Path]:
-    """Write ``fig`` as ``<figures_dir>/<name>.<fmt>`` for each format, atomically and deterministically."""
+def _figure_title(fig, fallback: str) -> str:
+    titles = [fig._suptitle.get_text()] if getattr(fig, "_suptitle", None) is not None else []
+    titles += [ax.get_title() for ax in fig.axes]
+    return next((t for t in titles if t.strip()), fallback)
+
+
+def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", "svg"),
+                show: bool | None = None) -> list[Path]:
+    """Write ``fig`` as ``<figures_dir>/<name>.<fmt>`` for each format, atomically and deterministically.
+
+    ``show`` (default: inside a notebook kernel) displays the file just written, byte for byte, as
+    the cell's output, then closes ``fig`` so that no backend shows a second, different rendering.
+    """
     out = []
     for fmt in formats:
         path = Path(figures_dir) / f"{name}.{fmt}"
@@ -45,7 +57,23 @@ def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", 
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=fmt, metadata=metadata)
         out.append(path)
+    if show if show is not None else in_notebook_kernel():
+        _display_saved(fig, name, out)
     return out
+
+
+def _display_saved(fig, name: str, written: list[Path]) -> None:
+    import matplotlib.pyplot as plt
+    from IPython.display import SVG, Image, display
+
+    png = next((p for p in written if p.suffix == ".png"), None)
+    svg = next((p for p in written if p.suffix == ".svg"), None)
+    shown = {"figure": name, "alt": _figure_title(fig, name)}
+    if png is not None:
+        display(Image(data=png.read_bytes(), format="png", metadata=shown, alt=shown["alt"]))
+    elif svg is not None:
+        display(SVG(data=svg.read_text(encoding="utf-8"), metadata=shown))
+    plt.close(fig)
 
 
 def _cell(value, float_format: str) -> str:

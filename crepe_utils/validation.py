@@ -322,7 +322,7 @@ def _check_images(report: ValidationReport, queries, image_dir, progress: bool =
 def add_arguments(parser) -> None:
     from . import paths
     parser.add_argument("--data-dir", default=None,
-                        help="folder holding CREPE's CSVs (default: $CREPE_DATA/crepe)")
+                        help="folder holding CREPE's CSVs (default: $CREPE_DATA/crepe, i.e. ./data/crepe)")
     parser.add_argument("--image-dir", default=None, help="Visual Genome images (checked when given)")
     parser.add_argument("--no-tokens", action="store_true", help="skip the CLIP token-length and tie scan")
     parser.set_defaults(_paths=paths)

@@ -1,9 +1,12 @@
 """Every notebook runs through papermill with its default parameters and writes what it promises.
 
-Runs write figures and tables into temporary folders, never into the project's own.
+Runs write figures and tables into temporary folders, never into the project's own. Every run
+also checks that a reader sees each figure the run saved, inline in the executed notebook and
+its HTML, byte for byte the PNG in ``figures/``.
 """
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import nbformat
@@ -40,6 +43,25 @@ def _run(name, tmp_path, **params):
     return figures, tables, nbformat.read(out, as_version=4)
 
 
+def _inline_pngs(nb) -> list[bytes]:
+    return [base64.b64decode(o["data"]["image/png"]) for c in nb.cells if c.cell_type == "code"
+            for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+
+
+def assert_figures_inline(figures: Path, executed: Path, nb) -> None:
+    """Each PNG the run saved is an output of the executed notebook and an image of its HTML; nothing else is."""
+    saved = {png.name: png.read_bytes() for png in sorted(figures.glob("*.png"))}
+    shown = _inline_pngs(nb)
+    html = executed.with_suffix(".html").read_text(encoding="utf-8")
+    for name, data in saved.items():
+        assert data in shown, f"{executed.name}: {name} is saved to figures/ but not shown in the notebook"
+        assert f"data:image/png;base64,{base64.b64encode(data).decode()}" in html, \
+            f"{executed.with_suffix('.html').name}: {name} is not an image of the HTML"
+    assert len(shown) == len(saved), f"{executed.name}: {len(shown)} inline images for {len(saved)} saved figures"
+    texts = [str(o.get("text", "")) for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream"]
+    assert not [t for t in texts if "IProgress" in t or "non-interactive" in t], "a progress or backend warning"
+
+
 def _errors(nb) -> list[str]:
     return [o.get("ename", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
             if o.get("output_type") == "error"]
@@ -64,6 +86,9 @@ def test_notebook_runs_with_defaults(name, tmp_path):
     statuses = set(pd.read_csv(checks_csv)["status"])
     assert "fail" not in statuses and statuses <= {"pass", "paper inconsistency", "needs data"}
     assert (tmp_path / "build" / f"{name}.html").exists()
+    assert_figures_inline(figures, tmp_path / "build" / f"{name}.ipynb", nb)
+    if fig_names:
+        assert len(_inline_pngs(nb)) >= len(fig_names)
 
 
 def test_r2_notebook_reproduces_the_paper(tmp_path):
@@ -94,6 +119,7 @@ def test_systematicity_notebook_shows_evaluated_results(fixture_results, tmp_pat
     assert set(ev["kind"]) == {"fixture"} and set(ev["hn_set"]) == {"atom", "comp", "combined"}
     assert (ev["delta_ci_low"] <= ev["delta"]).all() and (ev["delta"] <= ev["delta_ci_high"]).all()
     assert (figures / "fx_systematicity_delta_evaluated.png").exists()
+    assert_figures_inline(figures, tmp_path / "build" / "02_systematicity.ipynb", nb)
     text = "\n".join(str(o.get("data", {}).get("text/markdown", "")) for c in nb.cells for o in c.get("outputs", []))
     assert "synthetic test fixtures" in text                        # a fixture number is labelled as such
 
@@ -104,6 +130,7 @@ def test_productivity_notebook_draws_evaluated_curves(fixture_results, tmp_path)
     ev = pd.read_csv(tables / "fx_productivity_evaluated.csv")
     assert set(ev["complexity"]) == {4, 5} and set(ev["kind"]) == {"fixture"}
     assert (figures / "fx_productivity_curves.png").exists()
+    assert_figures_inline(figures, tmp_path / "build" / "03_productivity.ipynb", nb)
 
 
 def test_winoground_notebook_shows_evaluated_scores_and_cross_benchmark(fixture_results, tiny_model, tmp_path):
@@ -122,6 +149,7 @@ def test_winoground_notebook_shows_evaluated_scores_and_cross_benchmark(fixture_
     cross = pd.read_csv(tables / "fx_winoground_vs_crepe.csv")
     assert set(cross["source"]) == {"published", "evaluated"}
     assert set(cross.loc[cross["source"] == "evaluated", "kind"]) == {"fixture"}
+    assert_figures_inline(figures, tmp_path / "build" / "05_winoground.ipynb", nb)
 
 
 def test_toy_world_notebook_runs_the_pipeline_and_labels_its_numbers(tmp_path, monkeypatch):
@@ -132,6 +160,7 @@ def test_toy_world_notebook_runs_the_pipeline_and_labels_its_numbers(tmp_path, m
     assert not _errors(nb)
     for stem in ("toy_world_examples", "toy_training_loss", "toy_world_systematicity", "toy_world_productivity"):
         assert (figures / f"{stem}.png").exists(), stem
+    assert_figures_inline(figures, tmp_path / "build" / "06_toy_world.ipynb", nb)
     syst = pd.read_csv(tables / "toy_world_systematicity.csv")
     assert set(syst["hn_set"]) == {"atom", "comp", "combined"} and (syst["n_SC"] == 40).all()
     manifests = list((tmp_path / "toy" / "results").rglob("manifest.json"))

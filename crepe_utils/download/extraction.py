@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 from typing import Callable
 
-from tqdm import tqdm
+from ..progress import tqdm
 
 from ..atomic import write_json
 from ..datasets import RemoteFile

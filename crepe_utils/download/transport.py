@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import urlsplit
 
-from tqdm import tqdm
+from ..progress import tqdm
 
 from ..atomic import write_json
 from ..datasets import MIRROR_ENV, RemoteFile

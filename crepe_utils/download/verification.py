@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from tqdm import tqdm
+from ..progress import tqdm
 
 from ..atomic import write_json
 from ..datasets import RemoteFile

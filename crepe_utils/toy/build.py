@@ -47,7 +47,7 @@ import random
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from tqdm import tqdm
+from ..progress import tqdm
 
 from .. import data as D
 from ..atomic import atomic_path, write_json, write_text

@@ -35,7 +35,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tqdm import tqdm
+from ..progress import tqdm
 
 from ..atomic import write_json, write_text
 from ..images import open_rgb

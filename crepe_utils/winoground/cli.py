@@ -23,7 +23,7 @@ from .statistics import GROUPINGS, N_GROUPS
 
 def resolve_why_hard(choice: str | None, data: WinogroundData, data_dir: Path) -> Path | None:
     """The why-hard label file: a path, ``"none"``, or ``"auto"``/None (next to the data, else the
-    development copy in ../shared/data/winoground)."""
+    development copy of the text metadata, :func:`crepe_utils.paths.shared_winoground_text`)."""
     if choice is not None and choice not in ("auto", "none"):
         return Path(choice)
     if choice == "none":
@@ -103,7 +103,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--layout", default=None, choices=("folder", "zip", "parquet"),
                         help="choose a layout when the folder holds several (default: detect)")
     parser.add_argument("--why-hard", default="auto", help="why_hard_tags.tsv for the why-hard breakdown: a path, "
-                        "'none', or 'auto' (next to the data, else ../shared/data/winoground)")
+                        "'none', or 'auto' (next to the data when present)")
     parser.add_argument("--out", required=True, help="results folder; the result goes to OUT/<model>/winoground/")
     parser.add_argument("--device", default="auto", help="cuda, cpu, cuda:1 ... (default: cuda when available)")
     parser.add_argument("--precision", default="fp32", choices=engine.PRECISIONS)

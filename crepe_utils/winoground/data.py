@@ -1,6 +1,6 @@
 """Winoground's 400 examples and 800 images, read from a local copy in any published layout.
 
-Layouts (``../shared/reference/data_formats.md`` §4), looked for in the data folder itself and in
+Layouts (those the dataset is published in), looked for in the data folder itself and in
 its ``data/`` sub-folder (the Hugging Face repository's own layout):
 
 ===========  ===================================================================================

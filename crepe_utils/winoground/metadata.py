@@ -28,8 +28,8 @@ WHY_HARD = "why_hard_tags.tsv"
 def _read_tsv(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
     """Rows of a tab-separated file (quotes are literal text) as (line number, record)."""
     if not path.is_file():
-        raise DataError(f"{path} does not exist. The text metadata lives in ../shared/data/winoground "
-                        "during development; pass the folder that holds it.")
+        raise DataError(f"{path} does not exist: pass the folder that holds Winoground's text metadata "
+                        "(examples_text.tsv, why_hard_tags.tsv).")
     with open(path, encoding="utf-8", newline="") as fh:
         reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)

@@ -14,8 +14,7 @@ example has a *text tie* when either text comparison is an equality, an *image t
 and a *group tie* when it has either.
 
 Peers that take an ``argmax`` (LAION-AI/CLIP_benchmark's ``image_caption_selection``, and mteb's
-``ImageTextPairClassificationEvaluator``, which follows it; ``../shared/reference/peers.md``
-§1.2, §1.7) resolve a tie in favour of index 0: image 0 picks caption 0 and caption 0 picks
+``ImageTextPairClassificationEvaluator``, which follows it) resolve a tie in favour of index 0: image 0 picks caption 0 and caption 0 picks
 image 0 on a tie, while image 1 and caption 1 lose theirs. That *first-index* rule is reported
 beside the strict one (``*_first_index``), so a tie's effect on a published number is visible.
 

@@ -1,0 +1,43 @@
+"""The package's Python entry points, as README documents them (``crepe_utils.evaluate(...)`` etc.).
+
+Each is a thin front to the module that does the work, so that a notebook or script needs only
+``import crepe_utils``. :mod:`crepe_utils` imports this module on first use of one of these
+names, which keeps ``import crepe_utils`` free of torch and open_clip.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from .evaluation import evaluate
+from .results import load_results
+from .winoground.cli import evaluate_to_folder as evaluate_winoground
+from .winoground.results import load_results as load_winoground_results
+
+__all__ = ["evaluate", "load_results", "evaluate_winoground", "load_winoground_results", "toy_world"]
+
+
+class ToyWorldError(RuntimeError):
+    """The toy-world pipeline stopped (its message has been printed)."""
+
+
+def toy_world(out: str | os.PathLike = "results/toy", *, seed: int | None = None, steps: int | None = None,
+              train_scenes: int | None = None, held_out: str | None = None, syst_rows: int | None = None,
+              prod_rows: int | None = None, force: bool = False, quiet: bool = False) -> pd.DataFrame:
+    """Generate the toy world, train its tiny CLIP and evaluate it (``python -m crepe_utils toy``).
+
+    Stages already computed with the same settings under ``out`` are reused. ``None`` keeps the
+    command's default. Returns the evaluated summaries (``kind="toy"``), as :func:`load_results`.
+    """
+    from .cli import build_parser
+    from .toy import pipeline
+
+    options = {"--seed": seed, "--steps": steps, "--train-scenes": train_scenes, "--held-out": held_out,
+               "--syst-rows": syst_rows, "--prod-rows": prod_rows}
+    argv = ["--out", str(out)] + [str(x) for k, v in options.items() if v is not None for x in (k, v)]
+    argv += ["--force"] * force + ["--quiet"] * quiet
+    if pipeline.run(build_parser("toy").parse_args(argv)) != 0:
+        raise ToyWorldError(f"the toy-world pipeline failed under {out}: see the message above")
+    return load_results(Path(out) / "results")

@@ -1,0 +1,220 @@
+"""``make docs``: the companion as a static website, built from the executed notebooks.
+
+``python -m crepe_utils.site.build --build-dir build --out build/site``. Pages: the README (the
+landing page), the six notebooks in the paper's order, the claims table, evaluating on a GPU
+machine, and every figure and table. The site opens from disk (``file://``): links are relative,
+images are files of the site or embedded in the page, and no page loads a script, font or style
+sheet from anywhere. A README link that would have no target on the site stops the build.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..atomic import write_text
+from ..paths import PROJECT_ROOT
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+
+
+@dataclass(frozen=True)
+class Page:
+    file: str       # name in the site folder
+    title: str      # navigation label
+
+
+#: The notebooks in the paper's order: (stem, navigation label).
+NOTEBOOKS = (("01_benchmark_totals", "Totals and baselines"), ("02_systematicity", "Systematicity"),
+             ("03_productivity", "Productivity"), ("04_imagenet_correlation", "ImageNet correlation"),
+             ("05_winoground", "Winoground"), ("06_toy_world", "The toy world"))
+HOME = Page("index.html", "CREPE companion")
+CLAIMS = Page("claims.html", "Claims")
+EVALUATING = Page("evaluating.html", "Evaluating on a GPU")
+FIGURES = Page("figures/index.html", "Figures")
+TABLES = Page("tables/index.html", "Tables")
+NAV = (HOME, *(Page(f"{stem}.html", label) for stem, label in NOTEBOOKS), CLAIMS, EVALUATING, FIGURES, TABLES)
+
+#: README sections that become pages of their own (beside the whole README on the landing page).
+CLAIMS_SECTION = "Claims"
+EVALUATING_SECTIONS = ("Evaluating models on the real benchmark", "Results format")
+CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
+
+
+class SiteError(Exception):
+    """The site cannot be built as asked (a missing executed notebook, a link with no target)."""
+
+
+def css() -> str:
+    return (HERE / "style.css").read_text(encoding="utf-8")
+
+
+def nav(current: Page, prefix: str = "") -> str:
+    """The navigation bar; ``prefix`` leads from a page in a subfolder back to the site's root."""
+    links = []
+    for p in NAV:
+        mark = ' class="current"' if p == current else ""
+        links.append(f'<a href="{prefix}{p.file}"{mark}>{html.escape(p.title)}</a>')
+    return '<nav class="site-nav">' + "".join(links) + "</nav>"
+
+
+def page(title: str, body: str, current: Page, prefix: str = "") -> str:
+    """A complete, self-contained page: the site's style inline, no script."""
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{html.escape(title)} · CREPE companion</title>\n<style>\n{css()}</style>\n</head>\n<body>\n"
+            f'{nav(current, prefix)}\n<article class="page">\n{body}\n</article>\n</body>\n</html>\n')
+
+
+def markdown(text: str) -> str:
+    """GitHub-flavoured Markdown (tables, strikethrough, bare URLs) to HTML."""
+    import mistune
+    render = mistune.create_markdown(escape=False, plugins=["table", "strikethrough", "url"])
+    return render(text)
+
+
+def sections(readme: str) -> dict[str, str]:
+    """README's ``## `` sections by heading (the text before the first one under ``""``)."""
+    parts = re.split(r"^## +(.+?)\s*$", readme, flags=re.M)
+    out = {"": parts[0]}
+    for heading, body in zip(parts[1::2], parts[2::2]):
+        out[heading] = f"## {heading}\n{body}"
+    return out
+
+
+_LINK = re.compile(r'(?P<attr>href|src)="(?P<url>[^"]*)"')
+
+
+def link_targets(site_files: set[str]) -> dict[str, str]:
+    """Where a README link (relative to the project root) points on the site."""
+    targets = {f: f for f in site_files}
+    targets.update({f"notebooks/{stem}.ipynb": f"{stem}.html" for stem, _ in NOTEBOOKS})
+    targets.update({"README.md": HOME.file, "figures": FIGURES.file, "tables": TABLES.file,
+                    "tables/checks.md": CLAIMS.file})
+    return targets
+
+
+def rewrite_links(body: str, targets: dict[str, str], where: str, prefix: str = "") -> str:
+    """Point each relative link at its page or file on the site; SiteError for one with no target."""
+    def fix(m: re.Match) -> str:
+        url = m.group("url")
+        if not url or url.startswith("#") or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", url):
+            return m.group(0)                                   # an anchor, https:, mailto:, data:
+        path, _, fragment = url.partition("#")
+        key = path.removeprefix("./").rstrip("/")
+        if key not in targets:
+            raise SiteError(f"{where}: the link {url!r} has no target on the site; link to a notebook, a file in "
+                            "figures/ or tables/, or a full https:// address")
+        return f'{m.group("attr")}="{prefix}{targets[key]}{"#" + fragment if fragment else ""}"'
+    return _LINK.sub(fix, body)
+
+
+def notebook_page(executed: Path, stem: str, label: str) -> str:
+    """An executed notebook as a page of the site (the lab look; figures are embedded in the page)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(executed, as_version=4)
+    first = next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
+    title = re.sub(r"^#+\s*", "", first.strip().splitlines()[0]) if first.strip() else label
+    current = next(p for p in NAV if p.file == f"{stem}.html")
+    intro = (f'<p class="site-intro">Executed notebook <code>notebooks/{stem}.ipynb</code>, as <code>make all</code> '
+             f'last ran it · <a href="notebooks/{stem}.ipynb">download the executed notebook</a></p>')
+    exporter = HTMLExporter(template_name="crepe", extra_template_basedirs=[str(TEMPLATES)])
+    body, _ = exporter.from_notebook_node(nb, resources={
+        "metadata": {"name": f"{title} · CREPE companion"}, "site_css": css(), "site_nav": nav(current),
+        "site_intro": intro})
+    return body
+
+
+def figures_page(figures: list[Path]) -> str:
+    items = []
+    for png in figures:
+        svg = png.with_suffix(".svg")
+        also = f' · <a href="{svg.name}">SVG</a>' if svg.is_file() else ""
+        items.append(f'<h3 id="{png.stem}">{html.escape(png.stem)}</h3>\n'
+                     f'<p><a href="{png.name}">PNG</a>{also}</p>\n<img src="{png.name}" alt="{html.escape(png.stem)}">')
+    intro = "<h1>Figures</h1>\n<p>Every figure in <code>figures/</code>, as the notebooks last wrote it.</p>"
+    return page("Figures", intro + "\n" + "\n".join(items), FIGURES, prefix="../")
+
+
+def tables_page(tables: list[Path]) -> str:
+    items = []
+    for md in tables:
+        links = " · ".join(f'<a href="{md.with_suffix(ext).name}">{ext[1:].upper()}</a>'
+                           for ext in (".csv", ".tex", ".md") if md.with_suffix(ext).is_file())
+        items.append(f'<h3 id="{md.stem}">{html.escape(md.stem)}</h3>\n<p>{links}</p>\n'
+                     + markdown(md.read_text(encoding="utf-8")))
+    intro = ("<h1>Tables</h1>\n<p>Every table in <code>tables/</code> (CSV at full precision, Markdown, LaTeX "
+             "booktabs), as the notebooks and <code>make check</code> last wrote it.</p>")
+    return page("Tables", intro + "\n" + "\n".join(items), TABLES, prefix="../")
+
+
+def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_dir: Path) -> list[Path]:
+    """Write the site into ``out`` (replacing what a previous build left there); returns the pages."""
+    missing = [build_dir / f"{stem}.ipynb" for stem, _ in NOTEBOOKS if not (build_dir / f"{stem}.ipynb").is_file()]
+    if missing:
+        raise SiteError(f"no executed notebook {', '.join(map(str, missing))}: run `make all` first")
+    if not (tables_dir / "checks.md").is_file():
+        raise SiteError(f"no {tables_dir / 'checks.md'}: run `make all` (or `make check`) first")
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "notebooks").mkdir(parents=True)
+    shutil.copytree(figures_dir, staging / "figures")
+    shutil.copytree(tables_dir, staging / "tables")
+    for stem, _ in NOTEBOOKS:
+        shutil.copy2(build_dir / f"{stem}.ipynb", staging / "notebooks" / f"{stem}.ipynb")
+    files = {p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file()}
+    targets = link_targets(files)
+
+    text = readme.read_text(encoding="utf-8")
+    parts = sections(text)
+    pages: dict[str, str] = {HOME.file: page("Home", rewrite_links(markdown(text), targets, str(readme)), HOME)}
+    if CLAIMS_SECTION not in parts:
+        raise SiteError(f"{readme} has no '## {CLAIMS_SECTION}' section")
+    claims_md = re.sub(re.escape(CLAIMS_START) + ".*?" + re.escape(CLAIMS_END),
+                       lambda _: (tables_dir / "checks.md").read_text(encoding="utf-8"), parts[CLAIMS_SECTION],
+                       flags=re.S)
+    pages[CLAIMS.file] = page("Claims", rewrite_links(markdown(claims_md), targets, f"{readme} (Claims)"), CLAIMS)
+    evaluating = [parts[s] for s in EVALUATING_SECTIONS if s in parts]
+    if not evaluating:
+        raise SiteError(f"{readme} has none of the sections {EVALUATING_SECTIONS}")
+    pages[EVALUATING.file] = page("Evaluating on a GPU machine", rewrite_links(
+        markdown("\n\n".join(evaluating)), targets, f"{readme} (evaluating)"), EVALUATING)
+    for stem, label in NOTEBOOKS:
+        pages[f"{stem}.html"] = notebook_page(build_dir / f"{stem}.ipynb", stem, label)
+    pages[FIGURES.file] = figures_page(sorted((staging / "figures").glob("*.png")))
+    pages[TABLES.file] = tables_page(sorted((staging / "tables").glob("*.md")))
+    for name, body in pages.items():
+        write_text(staging / name, body)
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    return [out / name for name in pages]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m crepe_utils.site.build", description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", default="build", help="folder of the executed notebooks (default: build)")
+    parser.add_argument("--out", default=None, help="site folder (default: <build-dir>/site)")
+    parser.add_argument("--readme", default=str(PROJECT_ROOT / "README.md"))
+    parser.add_argument("--figures-dir", default="figures")
+    parser.add_argument("--tables-dir", default="tables")
+    args = parser.parse_args(argv)
+    build_dir = Path(args.build_dir)
+    out = Path(args.out) if args.out else build_dir / "site"
+    try:
+        pages = build(build_dir, out, Path(args.readme), Path(args.figures_dir), Path(args.tables_dir))
+    except SiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"site: {len(pages)} pages in {out}; open {out / HOME.file}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

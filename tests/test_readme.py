@@ -1,0 +1,125 @@
+"""Every Python and shell example in README.md runs, or says why it cannot run on a laptop.
+
+Examples are the lines of README's ```bash and ```python blocks and its inline ``python -m
+crepe_utils ...`` and ``crepe_utils.…(...)`` spans. They run as written, in a temporary working
+folder, with two substitutions for what a laptop lacks: the synthetic CREPE and Winoground
+fixtures stand in for the real data (through the documented environment variables), and the
+tiny random model stands in for any downloadable checkpoint.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+import crepe_utils
+from crepe_utils import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+#: Examples that are not run here, and why. Each must appear in README (a stale entry fails).
+NOT_RUN = {
+    "make all": "runs in CI: .ci/run's `make docs-check` depends on it",
+    "make test": "is this test suite",
+    "make docs": "runs in CI (`make docs-check` depends on it)",
+    "make docs-check": "runs in CI (.ci/run)",
+    "make data": "downloads about 15 GB",
+    "make evaluate": "needs the real data and weights (a GPU machine)",
+    'make evaluate MODELS="laion400m-vit-b-32 openai-rn50" DEVICE=cuda PRECISION=fp32': "needs a GPU",
+}
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```", README, flags=re.S | re.M)
+
+
+def shell_examples() -> list[str]:
+    commands = []
+    for block in _blocks("bash"):
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            line = re.sub(r"\s+#.*$", "", line).strip()
+            if line:
+                commands.append(re.sub(r"\s+", " ", line))
+    inline = [re.sub(r"\s+", " ", c) for c in re.findall(r"`(python -m crepe_utils [^`]+)`", README)]
+    return commands + [c for c in inline if c not in commands]
+
+
+def python_examples() -> list[str]:
+    inline = [f"import crepe_utils\n{code}" for code in re.findall(r"`(crepe_utils\.\w+\([^`]*\))`", README)]
+    return _blocks("python") + inline
+
+
+def test_readme_has_the_examples_this_file_knows():
+    commands = shell_examples()
+    assert any(c.startswith("python -m crepe_utils evaluate") for c in commands)
+    assert any("crepe_utils.evaluate(" in code for code in python_examples())
+    stale = set(NOT_RUN) - set(commands)
+    assert not stale, f"NOT_RUN names commands README no longer has: {stale}"
+    unknown = [c for c in commands if c not in NOT_RUN and not c.startswith("python -m crepe_utils ")]
+    assert not unknown, f"README examples that no test runs: {unknown} (run them here, or say why not in NOT_RUN)"
+
+
+@pytest.fixture
+def laptop(tmp_path, monkeypatch, tiny_model):
+    """A working folder where the README's data and checkpoints are the fixtures; returns the substitutions."""
+    import helpers
+    from test_winoground import _image_blobs, make_winoground
+
+    from crepe_utils import data, evaluation, models, paths
+    cfg, ckpt = tiny_model
+    data_dir, image_dir = helpers.synthetic_crepe_root(tmp_path / "crepe-root", rows_per_file=3,
+                                                       complexities=data.COMPLEXITIES)
+    winoground = make_winoground(tmp_path / "winoground", "folder", _image_blobs(tmp_path))
+    real_load = models.load_model
+
+    def load_tiny(model, pretrained=None, model_config=None, **kwargs):
+        if model_config is None:                 # a registry key or hub tag: a checkpoint a laptop does not have
+            model, pretrained, model_config = cfg.stem, str(ckpt), str(cfg)
+        return real_load(model, pretrained, model_config, device="cpu")
+
+    monkeypatch.setattr(models, "load_model", load_tiny)
+    monkeypatch.setattr(evaluation, "load_model", load_tiny)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(paths, "SHARED_DIR", tmp_path / "no-development-data")     # as on a user's laptop
+    monkeypatch.setenv("CREPE_DATA", str(data_dir.parent))
+    monkeypatch.setenv("VG_IMAGES", str(image_dir))
+    monkeypatch.setenv("WINOGROUND_DATA", str(winoground))
+    monkeypatch.setenv("CREPE_CACHE", str(tmp_path / "cache"))
+    return {"my-arch": cfg.stem, "my-arch.json": str(cfg), "/path/to/checkpoint.pt": str(ckpt),
+            "data/visual_genome": str(image_dir)}
+
+
+def _cli_examples() -> list[str]:
+    return [c for c in shell_examples() if c.startswith("python -m crepe_utils ")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", _cli_examples())
+def test_readme_command_runs(command, laptop, capsys):
+    argv = [laptop.get(word, word) for word in shlex.split(command)[3:]]
+    status = cli.main(argv)
+    captured = capsys.readouterr()
+    out = captured.out
+    assert status == 0, f"{command!r} exited {status}:\n{out}\n{captured.err}"
+    if argv[0] == "models":
+        assert "laion400m-vit-b-32" in out
+    if argv[0] == "evaluate":
+        written = crepe_utils.load_results(argv[argv.index("--out") + 1])
+        assert set(written["benchmark"]) == {argv[argv.index("--benchmark") + 1]} and (written["n_queries"] > 0).all()
+    if argv[0] == "winoground":
+        assert len(crepe_utils.load_winoground_results(argv[argv.index("--out") + 1])) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("code", python_examples(), ids=lambda code: code.strip().splitlines()[-1][:60])
+def test_readme_python_example_runs(code, laptop):
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    assert namespace["crepe_utils"] is crepe_utils
+    for name in ("summary", "evaluated", "toy"):
+        if name in namespace:
+            frame = namespace[name]
+            assert len(frame) > 0 and {"r1", "n_queries"} <= set(frame.columns), name
