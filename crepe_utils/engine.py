@@ -98,14 +98,14 @@ def tokenize(tokenizer, texts: Sequence[str], truncation: str = "keep_eot") -> T
     sot, eot = tokenizer.sot_token_id, tokenizer.eot_token_id
     ids, over = [], []
     for text, body in zip(texts, fast_tokenizer.encode_batch(tokenizer, texts)):
-        full = [sot] + body + [eot]
+        full = (sot, *body, eot)
         too_long = len(full) > ctx
         if too_long and truncation == "error":
             raise DataError(f"caption has {len(full)} tokens, over the context length {ctx}: {text[:80]!r}. "
                             "Choose truncation='keep_eot' (open_clip) or 'official' (CREPE's vendored tokenizer).")
         if too_long:
-            full = full[:ctx - 1] + [eot] if truncation == "keep_eot" else full[:ctx]
-        ids.append(tuple(full))
+            full = full[:ctx - 1] + (eot,) if truncation == "keep_eot" else full[:ctx]
+        ids.append(full)
         over.append(too_long)
     return Tokens(ids, np.array(over, dtype=bool), ctx)
 

@@ -17,6 +17,8 @@ tokenizer's own BPE merges and vocabulary.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 from functools import lru_cache
 from itertools import chain
@@ -61,8 +63,23 @@ def encode_batch(tokenizer, texts: Sequence[str]) -> list[list[int]]:
         return [tokenizer.encode(t) for t in texts]
     not_plain = _not_plain_indices(texts)
     lookup = _WordIds(tokenizer).__getitem__
-    return [tokenizer.encode(text) if i in not_plain else list(chain.from_iterable(map(lookup, text.lower().split())))
-            for i, text in enumerate(texts)]
+    with _cycle_collector_paused():
+        return [tokenizer.encode(text) if i in not_plain
+                else list(chain.from_iterable(map(lookup, text.lower().split())))
+                for i, text in enumerate(texts)]
+
+
+@contextlib.contextmanager
+def _cycle_collector_paused():
+    """Pause Python's cycle collector while building many small lists of ints: they hold no
+    cycles, and each collection would rescan every object alive."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _not_plain_indices(texts: Sequence[str]) -> set[int]:
