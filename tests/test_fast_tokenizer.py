@@ -5,7 +5,11 @@ The reference is always a separately constructed open_clip tokenizer called thro
 """
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -144,10 +148,9 @@ def test_supports_the_standard_tokenizer_and_the_engines_models(loaded_tiny):
     assert not fast_tokenizer.supports(object())
 
 
-def test_keeping_case_is_not_silently_lowered():
-    # the configured tokenizer that the fast path must not take really does differ from it
-    text = ["A Red DOG"]
-    assert SimpleTokenizer(clean="whitespace").encode(text[0]) != SimpleTokenizer().encode(text[0])
+def test_a_case_keeping_tokenizer_really_differs_from_the_fast_path():
+    # so the test above would fail if the fast path took it
+    assert SimpleTokenizer(clean="whitespace").encode("A Red DOG") != SimpleTokenizer().encode("A Red DOG")
 
 
 # ------------------------------------------------------------------ engine.tokenize on top of it
@@ -222,3 +225,18 @@ def test_every_real_productivity_caption_matches_reference(shared_crepe, referen
     for ids, body in zip(keep.ids, expected):
         full = [fast_tok.sot_token_id] + body + [fast_tok.eot_token_id]
         assert list(ids) == (full if len(full) <= ctx else full[:ctx - 1] + [fast_tok.eot_token_id])
+
+
+# ------------------------------------------------------------------ the benchmark runs
+
+@pytest.mark.slow                                                 # a fresh interpreter imports open_clip
+def test_benchmark_runs_on_generated_captions_and_finds_no_differing_ids(tmp_path):
+    out = tmp_path / "bench.json"
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_tokenizer.py"
+    subprocess.run([sys.executable, str(script), "--synthetic", "--synthetic-n", "300", "--rounds", "2",
+                    "--json", str(out)], check=True, capture_output=True, text=True)
+    row = json.loads(out.read_text())
+    assert row["captions"] == 300 and row["source"] == "synthetic captions"
+    assert 0 < row["plain_share"] < 1                              # both paths ran
+    assert row["differing_ids"] == 0 and row["differing_ids_after_cut"] == 0
+    assert len(row["ratio_per_round_cpu"]) == 2
