@@ -1,4 +1,4 @@
-"""Token ids identical to open_clip's ``SimpleTokenizer.encode``, an order of magnitude faster.
+"""Token ids identical to open_clip's ``SimpleTokenizer.encode``, with each distinct word encoded once.
 
 ``SimpleTokenizer.encode`` fixes the text (``ftfy.fix_text``, ``html.unescape`` twice), collapses
 whitespace, lower-cases, splits with its regex and BPE-encodes each piece. On a *plain* caption —
