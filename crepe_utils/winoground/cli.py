@@ -22,15 +22,13 @@ from .statistics import GROUPINGS, N_GROUPS
 
 
 def resolve_why_hard(choice: str | None, data: WinogroundData, data_dir: Path) -> Path | None:
-    """The why-hard label file: a path, ``"none"``, or ``"auto"``/None (next to the data, else the
-    development copy of the text metadata, :func:`crepe_utils.paths.shared_winoground_text`)."""
+    """The why-hard label file: a path, ``"none"``, or ``"auto"``/None (next to the data, if there)."""
     if choice is not None and choice not in ("auto", "none"):
         return Path(choice)
     if choice == "none":
         return None
-    shared = paths.shared_winoground_text()
-    for candidate in (data.root / WHY_HARD, data_dir / WHY_HARD, shared / WHY_HARD if shared else None):
-        if candidate is not None and candidate.is_file():
+    for candidate in (data.root / WHY_HARD, data_dir / WHY_HARD):
+        if candidate.is_file():
             return candidate
     return None
 
