@@ -502,14 +502,9 @@ def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> lis
 
 
 def winoground_checks(results_dir=None, data_dir=None) -> list[Check]:
-    """Winoground's text-metadata checks (the real dataset, else the development copy) and Table 3."""
+    """Winoground's text-metadata checks (the local dataset or its text metadata) and Table 3."""
     from . import paths, winoground
-    examples = None
-    try:
-        examples = winoground.load_dataset(paths.winoground_dir(data_dir)).frame()
-    except Exception:  # noqa: BLE001 - no (or no usable) local copy: fall back to the text metadata
-        text_dir = paths.shared_winoground_text()
-        examples = winoground.load_text_metadata(text_dir) if text_dir is not None else None
+    examples, _ = winoground.load_examples(paths.winoground_dir(data_dir))
     if examples is None:
         rows = [Check("Winoground metadata checks", "—", "—", NEEDS, "no Winoground data (make data-winoground)",
                       "winoground")]

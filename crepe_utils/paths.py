@@ -15,9 +15,6 @@ Winoground         ``WINOGROUND_DATA``   ``<data root>/winoground``
 model weights      (open_clip's cache)   ``~/.cache/huggingface`` and ``~/.cache/clip``
 embedding cache    ``CREPE_CACHE``       ``./cache``
 =================  ====================  =====================================================
-
-During development the reference copy of CREPE's productivity CSVs in ``../shared/data/crepe``
-is used when no other copy is found (:func:`crepe_dir` with ``allow_shared=True``).
 """
 from __future__ import annotations
 
@@ -25,7 +22,6 @@ import os
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DIR = PROJECT_ROOT.parent / "shared"
 
 
 def data_root(explicit: str | os.PathLike | None = None) -> Path:
@@ -35,22 +31,16 @@ def data_root(explicit: str | os.PathLike | None = None) -> Path:
     return Path(os.environ.get("CREPE_DATA") or "data")
 
 
-def crepe_dir(explicit: str | os.PathLike | None = None, allow_shared: bool = True) -> Path | None:
+def crepe_dir(explicit: str | os.PathLike | None = None) -> Path | None:
     """The folder holding CREPE's CSVs, or ``None`` when there is none.
 
-    ``explicit`` is returned as given (the loaders report a missing folder precisely).
-    Otherwise ``<data root>/crepe`` when it exists, then the development copy in
-    ``../shared/data/crepe`` when ``allow_shared``.
+    ``explicit`` is returned as given (the loaders report a missing folder precisely); otherwise
+    ``<data root>/crepe`` when it exists.
     """
     if explicit:
         return Path(explicit)
     candidate = data_root() / "crepe"
-    if candidate.is_dir():
-        return candidate
-    shared = SHARED_DIR / "data" / "crepe"
-    if allow_shared and shared.is_dir():
-        return shared
-    return None
+    return candidate if candidate.is_dir() else None
 
 
 def vg_images_dir(explicit: str | os.PathLike | None = None) -> Path:
@@ -67,12 +57,6 @@ def winoground_dir(explicit: str | os.PathLike | None = None) -> Path:
         return Path(explicit)
     env = os.environ.get("WINOGROUND_DATA")
     return Path(env) if env else data_root() / "winoground"
-
-
-def shared_winoground_text() -> Path | None:
-    """The development copy of Winoground's text metadata, when present."""
-    path = SHARED_DIR / "data" / "winoground"
-    return path if path.is_dir() else None
 
 
 def cache_dir(explicit: str | os.PathLike | None = None) -> Path:

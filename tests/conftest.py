@@ -25,34 +25,18 @@ def pytest_collection_modifyitems(config, items):
                                     "but lacks @pytest.mark.shared")
 
 
-#: Run by every notebook kernel when ``CREPE_SHARED`` is set (an IPython profile startup file).
-KERNEL_STARTUP = """import os
-from pathlib import Path
-import crepe_utils.paths
-crepe_utils.paths.SHARED_DIR = Path(os.environ[{env!r}])
-"""
-
-
 @pytest.fixture(scope="session", autouse=True)
-def _reference_data_location(tmp_path_factory):
-    """With ``CREPE_SHARED`` set, the package's development fallback looks there too: in this process
-    and, through an IPython startup file, in the notebooks' kernels."""
-    if not os.environ.get(helpers.SHARED_ENV):
-        yield
-        return
-    from crepe_utils import paths
-    ipython_dir = tmp_path_factory.mktemp("ipython")
-    startup = ipython_dir / "profile_default" / "startup"
-    startup.mkdir(parents=True)
-    (startup / "00-reference-data.py").write_text(KERNEL_STARTUP.format(env=helpers.SHARED_ENV))
-    saved = paths.SHARED_DIR, os.environ.get("IPYTHONDIR")
-    paths.SHARED_DIR, os.environ["IPYTHONDIR"] = helpers.SHARED, str(ipython_dir)
+def _reference_data_location():
+    """The package finds data only where a user's would be: ``$CREPE_DATA``. The tests point it at the
+    reference data (``helpers.SHARED / "data"``, relocatable with ``CREPE_SHARED``), in this process and
+    in the notebooks' kernels, which inherit the environment."""
+    saved = os.environ.get("CREPE_DATA")
+    os.environ["CREPE_DATA"] = str(helpers.SHARED / "data")
     yield
-    paths.SHARED_DIR = saved[0]
-    if saved[1] is None:
-        os.environ.pop("IPYTHONDIR", None)
+    if saved is None:
+        os.environ.pop("CREPE_DATA", None)
     else:
-        os.environ["IPYTHONDIR"] = saved[1]
+        os.environ["CREPE_DATA"] = saved
 
 
 @pytest.fixture(scope="session")

@@ -68,7 +68,7 @@ def laptop(tmp_path, monkeypatch, tiny_model):
     import helpers
     from test_winoground import _image_blobs, make_winoground
 
-    from crepe_utils import data, evaluation, models, paths
+    from crepe_utils import data, evaluation, models
     cfg, ckpt = tiny_model
     data_dir, image_dir = helpers.synthetic_crepe_root(tmp_path / "crepe-root", rows_per_file=3,
                                                        complexities=data.COMPLEXITIES)
@@ -83,7 +83,6 @@ def laptop(tmp_path, monkeypatch, tiny_model):
     monkeypatch.setattr(models, "load_model", load_tiny)
     monkeypatch.setattr(evaluation, "load_model", load_tiny)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(paths, "SHARED_DIR", tmp_path / "no-development-data")     # as on a user's laptop
     monkeypatch.setenv("CREPE_DATA", str(data_dir.parent))
     monkeypatch.setenv("VG_IMAGES", str(image_dir))
     monkeypatch.setenv("WINOGROUND_DATA", str(winoground))

@@ -20,10 +20,10 @@ from .checks import check_table3, data_checks
 from .cli import add_arguments, evaluate_to_folder, run
 from .data import WinogroundData, load_dataset
 from .evaluation import Evaluation, evaluate
-from .metadata import load_text_metadata
+from .metadata import load_examples, load_text_metadata
 from .results import load_manifest, load_per_example, load_results, write_results
 from .statistics import summarize
 
-__all__ = ["WinogroundData", "Evaluation", "load_dataset", "load_text_metadata", "evaluate", "summarize",
+__all__ = ["WinogroundData", "Evaluation", "load_dataset", "load_examples", "load_text_metadata", "evaluate", "summarize",
            "write_results", "load_results", "load_per_example", "load_manifest", "data_checks", "check_table3",
            "evaluate_to_folder", "add_arguments", "run"]

@@ -114,3 +114,24 @@ def load_text_metadata(directory: str | os.PathLike) -> pd.DataFrame:
     directory = Path(directory)
     frame = examples_frame(load_examples_text(directory / EXAMPLES_TEXT))
     return join_why_hard(frame, load_why_hard(directory / WHY_HARD), str(directory / WHY_HARD))
+
+
+def load_examples(directory: str | os.PathLike) -> tuple[pd.DataFrame | None, str | None]:
+    """Winoground's examples for the text checks: (frame, where they came from); (None, None) when
+    ``directory`` does not exist.
+
+    The full dataset when ``directory`` holds one in any published layout, else its text-only
+    metadata (``examples_text.tsv``). A folder holding neither is a :class:`DataError` (a partial
+    or damaged copy must not pass for an absent one).
+    """
+    from .data import load_dataset
+    directory = Path(directory)
+    if not directory.is_dir():
+        return None, None
+    try:
+        data = load_dataset(directory)
+        return data.frame(), f"the local dataset ({data.layout} layout, {data.root})"
+    except DataError:
+        if (directory / EXAMPLES_TEXT).is_file():
+            return load_text_metadata(directory), f"the text metadata in {directory}"
+        raise
