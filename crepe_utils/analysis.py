@@ -128,8 +128,8 @@ def granularity_table(prod: pd.DataFrame, query_counts: dict[tuple[str, int], in
 
 MODEL_SETS = {
     "7 open_clip (systematicity models)": lambda: [m.key for m in registry.paper_models(systematicity=True)],
-    "12: + 5 OpenAI CLIP": lambda: [m.key for m in registry.paper_models(evaluable=True)],
-    "5 OpenAI CLIP only": lambda: [m.key for m in registry.paper_models(evaluable=True) if m.train_data == "openai"],
+    "12: + 5 OpenAI CLIP": lambda: [m.key for m in registry.paper_models(loader="open_clip")],
+    "5 OpenAI CLIP only": lambda: [m.key for m in registry.paper_models(loader="open_clip") if m.train_data == "openai"],
 }
 
 

@@ -13,6 +13,8 @@ Visual Genome      ``VG_IMAGES``         ``<data root>/visual_genome`` (``VG_100
                                          ``VG_100K_2/``, or a flat folder of ``<id>.jpg``)
 Winoground         ``WINOGROUND_DATA``   ``<data root>/winoground``
 model weights      (open_clip's cache)   ``~/.cache/huggingface`` and ``~/.cache/clip``
+placed weights     ``CREPE_MODELS``      ``<data root>/models`` (files a user downloads by hand:
+                                         CyCLIP, ALBEF, the BERT vocabulary)
 embedding cache    ``CREPE_CACHE``       ``./cache``
 =================  ====================  =====================================================
 
@@ -73,6 +75,14 @@ def shared_winoground_text() -> Path | None:
     """The development copy of Winoground's text metadata, when present."""
     path = SHARED_DIR / "data" / "winoground"
     return path if path.is_dir() else None
+
+
+def models_dir(explicit: str | os.PathLike | None = None) -> Path:
+    """Hand-placed weights: ``explicit``, else ``$CREPE_MODELS``, else ``<data root>/models``."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("CREPE_MODELS")
+    return Path(env) if env else data_root() / "models"
 
 
 def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
