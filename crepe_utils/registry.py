@@ -110,9 +110,10 @@ PAPER_MODELS: tuple[PaperModel, ...] = (
                release_file="best.pt",
                weights_source="https://drive.google.com/drive/u/0/folders/1K0kPJZ3MA4KAdx3Fpq25dgW59wIf7M-x",
                note="CyCLIP README 'Pretrained Checkpoints' (CC BY-NC); an OpenAI-format RN50 state dict"),
-    PaperModel("flava", "FLAVA", "other", PUBLISHED_ONLY, "facebook/flava-full", caveat=VG_CAVEAT,
-               note="the official script uses torchmultimodal's flava_full weights; we load Hugging Face's "
-                    "facebook/flava-full through transformers"),
+    PaperModel("flava", "FLAVA", "other", "flava", "FLAVA-full (ViT-B/16, 224 px)",
+               weights_url="https://download.pytorch.org/models/multimodal/flava/flava_model_unified_text_encoder.pt",
+               release_file="flava_model_unified_text_encoder.pt", caveat=VG_CAVEAT,
+               note="torchmultimodal's flava_full checkpoint, as the official script; contrastive heads only"),
     PaperModel("albef-14m", "ALBEF", "other", "albef", "ALBEF-ViT-B-16-384",
                weights_url="https://storage.googleapis.com/sfr-pcl-data-research/ALBEF/ALBEF.pth",
                release_file="ALBEF.pth", caveat=VG_CAVEAT,

@@ -87,3 +87,22 @@ def loaded_albef(albef_checkpoint, family_models_dir):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CREPE_MODELS", str(family_models_dir))
         return load_model("albef-14m", pretrained=str(albef_checkpoint[1]), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def flava_checkpoint(family_models_dir):
+    """(torchmultimodal FLAVAModel, file) of a tiny random FLAVA in torchmultimodal's checkpoint layout."""
+    pytest.importorskip("transformers", reason="FLAVA needs the optional extra: pip install '.[flava]'")
+    import family_fixtures
+    official = family_fixtures.torchmultimodal_flava()
+    if official is None:
+        pytest.skip("the FLAVA tests compare with torchmultimodal (pip install '.[test-families]')")
+    return official, family_fixtures.write_flava_checkpoint(family_models_dir / "flava" / "flava.pt", official)
+
+
+@pytest.fixture(scope="session")
+def loaded_flava(flava_checkpoint, family_models_dir):
+    from crepe_utils.models import load_model
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CREPE_MODELS", str(family_models_dir))
+        return load_model("flava", pretrained=str(flava_checkpoint[1]), device="cpu")

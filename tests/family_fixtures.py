@@ -166,3 +166,37 @@ def write_albef_checkpoint(path: Path, sd: dict) -> Path:
     torch.save({"model": sd, "optimizer": {"state": {}, "param_groups": []}, "lr_scheduler": {"last_epoch": 29},
                 "config": {"image_res": 256, "embed_dim": 16}, "epoch": 29}, path)
     return path
+
+
+# ------------------------------------------------------------------------------ FLAVA
+
+FLAVA_TINY = dict(image_hidden_size=64, image_num_attention_heads=1, image_num_hidden_layers=2,
+                  image_intermediate_size=128, image_size=224, text_hidden_size=64, text_num_attention_heads=1,
+                  text_num_hidden_layers=2, text_intermediate_size=128, multimodal_hidden_size=64,
+                  multimodal_num_attention_heads=1, multimodal_num_hidden_layers=1, multimodal_intermediate_size=128,
+                  vocab_size=40, text_and_image_proj_size=16)
+
+
+def torchmultimodal_flava(seed=0):
+    """A tiny random torchmultimodal FLAVAModel (the official code), every parameter perturbed, or None."""
+    import importlib.util
+    if importlib.util.find_spec("torchmultimodal") is None:
+        return None
+    import torch
+    from torchmultimodal.models.flava.model import flava_model
+    torch.manual_seed(seed)
+    model = flava_model(**FLAVA_TINY).eval()
+    g = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(_rand(g, *p.shape, scale=0.1))
+    return model
+
+
+def write_flava_checkpoint(path: Path, model) -> Path:
+    """torchmultimodal's layout: FLAVAModel's state dict, as load_module_from_url reads it."""
+    import torch
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), path)
+    return path

@@ -294,7 +294,7 @@ def _bert_rows(vocab: Path, ctx: int):
     return rows
 
 
-@pytest.fixture(params=["open_clip", "cyclip", "albef"])
+@pytest.fixture(params=["open_clip", "cyclip", "albef", "flava"])
 def family_case(request, family_models_dir):
     """(loaded model, its reference tokenization) for each family, in the family's official truncation."""
     if request.param == "open_clip":

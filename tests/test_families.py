@@ -34,11 +34,10 @@ def _images(seed=0):
 
 def test_every_registry_row_names_a_family_with_a_loader():
     for row in registry.PAPER_MODELS:
-        if row.key == "flava":
-            continue
         assert row.loader in models.FAMILIES, row.key
         assert models.family_of(row.key).name == row.loader
-    assert {r.loader for r in registry.PAPER_MODELS} >= {"open_clip", "cyclip", "albef"}
+    assert {r.loader for r in registry.PAPER_MODELS} == {"open_clip", "cyclip", "albef", "flava"}
+    assert all(r.evaluable for r in registry.PAPER_MODELS)
     assert models.family_of("ViT-B-32").name == "open_clip"
 
 
@@ -54,10 +53,10 @@ def test_models_listing_shows_each_family_loader_and_the_vg_caveat(capsys):
     from crepe_utils import cli
     assert cli.main(["models"]) == 0
     out = capsys.readouterr().out
-    for key in ("cyclip-rn50", "albef-14m"):
+    for key in ("cyclip-rn50", "albef-14m", "flava"):
         line = next(ln for ln in out.splitlines() if key in ln)
         assert "published numbers only" not in line
-    assert models.FAMILIES["cyclip"].loader in out and models.FAMILIES["albef"].loader in out
+    assert all(models.FAMILIES[f].loader in out for f in ("cyclip", "albef", "flava"))
     table = models.registry_table().set_index("key")
     assert "Visual Genome" in table.loc["albef-14m", "caveat"] and "Visual Genome" in table.loc["flava", "caveat"]
     assert table.loc["cyclip-rn50", "caveat"] == "—"
@@ -273,3 +272,47 @@ def test_albef_missing_checkpoint_or_vocabulary_is_a_clear_error(tmp_path, monke
 
 
 from crepe_utils.models import albef  # noqa: E402  (used by the preprocessing test)
+
+
+# ------------------------------------------------------------------------------ FLAVA
+
+def test_flava_embeddings_equal_torchmultimodal(flava_checkpoint, loaded_flava, family_models_dir):
+    official, _ = flava_checkpoint
+    rows = _bert_rows(family_models_dir / "bert-base-uncased" / "vocab.txt", TEXTS, 512)
+    pixels = torch.stack([loaded_flava.preprocess(im) for im in _images()])
+    with torch.no_grad():
+        ref_t = official.encode_text(rows, projection=True)[1]        # as the script: no mask passed
+        ref_i = official.encode_image(pixels, projection=True)[1]
+        ours_t, ours_i = loaded_flava.model.encode_text(rows), loaded_flava.model.encode_image(pixels)
+        attended = official.encode_text(rows, text_mask=torch.ones_like(rows), projection=True)[1]
+    assert torch.allclose(ours_t, ref_t, atol=1e-5, rtol=0) and torch.allclose(ours_i, ref_i, atol=1e-5, rtol=0)
+    assert (attended - ref_t).abs().max() > 1e-3        # padding is masked: attending to it would be seen
+    cut = engine.encode_texts(loaded_flava, TEXTS, length_cut=True)
+    full = engine.encode_texts(loaded_flava, TEXTS, length_cut=False)
+    assert np.abs(cut - full).max() < 1e-6
+
+
+def test_flava_preprocessing_equals_flava_image_transform(loaded_flava, flava_checkpoint):
+    from torchmultimodal.transforms.flava_transform import FLAVAImageTransform
+    official = FLAVAImageTransform(is_train=False)
+    for im in _images(7):
+        assert torch.allclose(loaded_flava.preprocess(im), official(im)["image"], atol=1e-6)
+
+
+def test_flava_every_checkpoint_tensor_is_consumed_or_ignored_by_name(flava_checkpoint):
+    from crepe_utils.models import flava
+    official, _ = flava_checkpoint
+    sd = official.state_dict()
+    parts, ignored = flava.split_state_dict(sd)
+    assert sum(len(p) for p in parts.values()) + len(ignored) == len(sd)
+    assert all(k.startswith(("mm_encoder.", "image_to_mm", "text_to_mm")) or ".pooler." in k for k in ignored)
+    assert any(k.startswith("mm_encoder.") for k in ignored)
+    flava.build(parts)                                      # strict loads
+    with pytest.raises(ModelError, match="outside torchmultimodal's FLAVAModel layout"):
+        flava.split_state_dict({**sd, "itm_head.weight": torch.zeros(2)})
+
+
+def test_flava_missing_checkpoint_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("CREPE_MODELS", str(tmp_path))
+    with pytest.raises(ModelError, match=r"(?s)FLAVA weights not found at .*download\.pytorch\.org"):
+        models.load_model("flava", device="cpu")
