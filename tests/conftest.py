@@ -106,3 +106,16 @@ def loaded_flava(flava_checkpoint, family_models_dir):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CREPE_MODELS", str(family_models_dir))
         return load_model("flava", pretrained=str(flava_checkpoint[1]), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def hf_clip_folder(tmp_path_factory):
+    pytest.importorskip("transformers", reason="Hugging Face CLIP needs the optional extra: pip install '.[hf]'")
+    import family_fixtures
+    return family_fixtures.write_hf_clip(tmp_path_factory.mktemp("hf-clip") / "tiny-clip")
+
+
+@pytest.fixture(scope="session")
+def loaded_hf_clip(hf_clip_folder):
+    from crepe_utils.models import load_model
+    return load_model(f"transformers:{hf_clip_folder}", device="cpu")

@@ -200,3 +200,36 @@ def write_flava_checkpoint(path: Path, model) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), path)
     return path
+
+
+# ------------------------------------------------------------------------------ Hugging Face CLIP
+
+def write_hf_clip(folder: Path, seed=0) -> Path:
+    """A tiny random transformers CLIPModel saved with save_pretrained, with a CLIP tokenizer (OpenAI's
+    BPE vocabulary and merges, taken from open_clip's copy) and a CLIPImageProcessor."""
+    import json
+
+    import torch
+    import transformers as tf
+    from open_clip.tokenizer import SimpleTokenizer
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    bpe = SimpleTokenizer()
+    # open_clip names the special tokens <start_of_text>/<end_of_text>; OpenAI's (and HF's) names carry bars
+    names = {"<start_of_text>": "<|startoftext|>", "<end_of_text>": "<|endoftext|>"}
+    (folder / "vocab.json").write_text(json.dumps({names.get(k, k): v for k, v in bpe.encoder.items()}))
+    merges = sorted(bpe.bpe_ranks, key=bpe.bpe_ranks.get)
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(" ".join(m) for m in merges) + "\n")
+    tok = tf.CLIPTokenizer(vocab=str(folder / "vocab.json"), merges=str(folder / "merges.txt"))
+    tok.model_max_length = 77
+    tok.save_pretrained(folder)
+    tf.CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(folder)
+    torch.manual_seed(seed)
+    config = tf.CLIPConfig(
+        text_config=dict(vocab_size=49408, hidden_size=64, intermediate_size=128, num_hidden_layers=1,
+                         num_attention_heads=1, max_position_embeddings=77, bos_token_id=49406, eos_token_id=49407,
+                         hidden_act="quick_gelu"),
+        vision_config=dict(hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=1,
+                           image_size=32, patch_size=16, hidden_act="quick_gelu"), projection_dim=16)
+    tf.CLIPModel(config).save_pretrained(folder)
+    return folder

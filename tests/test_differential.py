@@ -294,11 +294,23 @@ def _bert_rows(vocab: Path, ctx: int):
     return rows
 
 
-@pytest.fixture(params=["open_clip", "cyclip", "albef", "flava"])
+def _hf_rows(folder: Path):
+    """transformers' own tokenizer call: padded with its pad token to 77, end token kept on truncation."""
+    def rows(texts, truncation):
+        import torch
+        import transformers
+        tok = transformers.AutoTokenizer.from_pretrained(folder)
+        return torch.tensor(tok(list(texts), padding="max_length", max_length=77, truncation=True)["input_ids"])
+    return rows
+
+
+@pytest.fixture(params=["open_clip", "cyclip", "albef", "flava", "hf_clip"])
 def family_case(request, family_models_dir):
     """(loaded model, its reference tokenization) for each family, in the family's official truncation."""
     if request.param == "open_clip":
         return request.getfixturevalue("loaded_tiny"), None
+    if request.param == "hf_clip":
+        return request.getfixturevalue("loaded_hf_clip"), _hf_rows(request.getfixturevalue("hf_clip_folder"))
     if request.param == "cyclip":
         return request.getfixturevalue("loaded_cyclip"), None     # OpenAI BPE, as open_clip's SimpleTokenizer
     loaded = request.getfixturevalue(f"loaded_{request.param}")

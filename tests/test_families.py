@@ -316,3 +316,65 @@ def test_flava_missing_checkpoint_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("CREPE_MODELS", str(tmp_path))
     with pytest.raises(ModelError, match=r"(?s)FLAVA weights not found at .*download\.pytorch\.org"):
         models.load_model("flava", device="cpu")
+
+
+# ------------------------------------------------------------------------------ Hugging Face CLIP, open_clip hub names
+
+def test_hf_clip_equals_the_transformers_pipeline(hf_clip_folder, loaded_hf_clip):
+    """Our path (engine tokenization, 0-padding, batches cut to length, PIL crops) against transformers'
+    own usage: its processor pads with its pad token to 77 and passes the attention mask."""
+    import transformers as tf
+    from open_clip.tokenizer import SimpleTokenizer
+    model = tf.CLIPModel.from_pretrained(hf_clip_folder).eval()
+    tok = tf.AutoTokenizer.from_pretrained(hf_clip_folder)
+    proc = tf.CLIPImageProcessor.from_pretrained(hf_clip_folder)
+    texts = TEXTS[:4]
+    batch = tok(texts, padding="max_length", max_length=77, truncation=True, return_tensors="pt")
+    with torch.no_grad():
+        ref_t = F.normalize(model.get_text_features(**batch).pooler_output, dim=-1).numpy()
+        ref_i = F.normalize(model.get_image_features(**proc(images=_images(), return_tensors="pt")).pooler_output,
+                            dim=-1).numpy()
+    ours_t = engine.encode_texts(loaded_hf_clip, texts)
+    ours_i = engine.encode_images(loaded_hf_clip, _images())
+    assert np.abs(ours_t - ref_t).max() < 1e-5 and np.abs(ours_i - ref_i).max() < 1e-5
+    openai = SimpleTokenizer()                                   # HF's CLIP tokenizer is OpenAI's BPE
+    assert [list(i) for i in engine.tokenize(loaded_hf_clip.tokenizer, texts).ids] == \
+        [[49406] + openai.encode(t) + [49407] for t in texts]
+    assert loaded_hf_clip.spec.quick_gelu is True and loaded_hf_clip.spec.family == "hf_clip"
+    assert loaded_hf_clip.spec.checkpoint_sha256 == hashlib.sha256(
+        (hf_clip_folder / "model.safetensors").read_bytes()).hexdigest()
+
+
+def test_hf_clip_guards(hf_clip_folder, tmp_path):
+    import shutil
+    bad = tmp_path / "bad-crop"
+    shutil.copytree(hf_clip_folder, bad)
+    import json
+    cfg = json.loads((bad / "preprocessor_config.json").read_text())
+    cfg["crop_size"] = {"height": 48, "width": 48}
+    (bad / "preprocessor_config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ModelError, match="crops to 48 px but the vision tower takes 32 px"):
+        models.load_model(f"transformers:{bad}", device="cpu")
+    with pytest.raises(ModelError, match="could not read the Hugging Face config"):
+        models.load_model(f"transformers:{tmp_path / 'nothing'}", device="cpu")
+    with pytest.raises(ModelError, match="drop --pretrained"):
+        models.resolve(f"transformers:{hf_clip_folder}", "x.pt")
+
+
+def test_open_clip_local_dir_names_load_with_their_activation(tmp_path):
+    """open_clip's hub layout (open_clip_config.json + weights) through a local-dir: name, as hf-hub: names load."""
+    import json
+
+    import open_clip
+    folder = tmp_path / "oc"
+    folder.mkdir()
+    cfg = {**helpers.TINY_CONFIG, "quick_gelu": True}
+    (folder / "open_clip_config.json").write_text(json.dumps({"model_cfg": cfg, "preprocess_cfg": {}}))
+    torch.manual_seed(0)
+    ref = open_clip.CLIP(**{k: v for k, v in cfg.items()}).eval()
+    torch.save(ref.state_dict(), folder / "open_clip_pytorch_model.bin")
+    loaded = models.load_model(f"local-dir:{folder}", device="cpu")
+    assert loaded.spec.family == "open_clip" and loaded.spec.quick_gelu is True
+    ids = loaded.tokenizer(TEXTS[:2])
+    with torch.no_grad():
+        assert torch.allclose(loaded.model.encode_text(ids), ref.encode_text(ids), atol=1e-6)

@@ -10,7 +10,7 @@ import os
 
 from .. import registry
 from ..errors import ModelError
-from . import albef, cyclip, flava, openclip
+from . import albef, cyclip, flava, hf_clip, openclip
 from .family import Family
 from .openclip import check_activation, save_checkpoint
 from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, pick_device, sha256_file
@@ -19,7 +19,8 @@ __all__ = ["FAMILIES", "Family", "LoadedModel", "ModelError", "ModelSpec", "Quic
            "check_activation", "family_of", "load_model", "pick_device", "registry_table", "resolve", "run",
            "save_checkpoint", "sha256_file"]
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (openclip.FAMILY, cyclip.FAMILY, albef.FAMILY, flava.FAMILY)}
+FAMILIES: dict[str, Family] = {f.name: f for f in (openclip.FAMILY, cyclip.FAMILY, albef.FAMILY, flava.FAMILY,
+                                                     hf_clip.FAMILY)}
 
 
 def family_of(model: str) -> Family:
