@@ -378,3 +378,21 @@ def test_open_clip_local_dir_names_load_with_their_activation(tmp_path):
     ids = loaded.tokenizer(TEXTS[:2])
     with torch.no_grad():
         assert torch.allclose(loaded.model.encode_text(ids), ref.encode_text(ids), atol=1e-6)
+
+
+# ------------------------------------------------------------------------------ outputs carry the caveat
+
+def test_albef_results_carry_the_visual_genome_caveat_to_manifest_and_tables(loaded_albef, synthetic_root, tmp_path):
+    import json
+
+    from crepe_utils import analysis, evaluation, results
+    data_dir, image_dir = synthetic_root
+    evaluation.evaluate("albef-14m", benchmark="productivity", loaded=loaded_albef, data_dir=data_dir,
+                        image_dir=image_dir, out=tmp_path, complexities=(4,), hn_types=["atom"], cache_dir=False,
+                        progress=False, n_boot=10, limit=3)
+    manifest = json.loads(next(tmp_path.rglob("manifest.json")).read_text())
+    assert "Visual Genome" in manifest["caveat"] and manifest["model"]["family"] == "albef"
+    assert manifest["engine"]["truncation"] == "keep_eot" and manifest["model"]["libraries"]["transformers"]
+    table = analysis.productivity_evaluated(results.load_results(tmp_path))
+    assert set(table["model"]) == {"albef-14m"} and table["note"].str.contains("Visual Genome").all()
+    assert analysis.model_note("laion400m-vit-b-32") == "" and analysis.model_note("hf-x") == analysis.OUTSIDE_PAPER
