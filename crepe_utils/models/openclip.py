@@ -242,7 +242,7 @@ def _paper_tag_cfg(spec: ModelSpec) -> dict:
 
 def _trusted_legacy(path: str) -> bool:
     """Release files of open_clip's own v0.2 weights predate weights_only loading."""
-    return any(Path(path).name == m.release_file for m in registry.PAPER_MODELS if m.release_file)
+    return any(Path(path).name == m.release_file for m in registry.paper_models(loader="open_clip") if m.release_file)
 
 
 def save_checkpoint(model, path: str | os.PathLike) -> Path:
