@@ -25,7 +25,7 @@ TOY_DIR      ?= results/toy
 BUILD        ?= build
 FIGURES      ?= figures
 TABLES       ?= tables
-# Paper models to evaluate with `make evaluate` (registry keys; `make models` lists them).
+# Paper models to evaluate with `make evaluate`: registry keys, or paper / all for every row (`make models` lists them).
 MODELS       ?= paper
 DEVICE       ?= auto
 PRECISION    ?= fp32

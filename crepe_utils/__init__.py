@@ -9,7 +9,7 @@ Modules, one concern each:
 ``images``       Visual Genome lookup and the official crop
 ``validation``   the data validation report
 ``registry``     the paper's models, as one declarative table
-``models``       open_clip loading, QuickGELU guard, provenance
+``models``       model families (open_clip, CyCLIP, ALBEF, FLAVA, transformers CLIP): loading, guards, provenance
 ``engine``       deduplicated, batched, cached, resumable encoding and scoring
 ``metrics``      ranks (explicit ties), Recall@K, bootstrap intervals
 ``results``      the results format (summary, per-query, manifest)

@@ -24,6 +24,16 @@ def _train(key: str, default: str = "other") -> str:
     return {m.key: m.train_data for m in registry.PAPER_MODELS}.get(key, default)
 
 
+OUTSIDE_PAPER = "not in the paper (evaluated here only)"
+
+
+def model_note(key: str) -> str:
+    """What a reader must know about a model's row: the registry's caveat (FLAVA and ALBEF saw Visual
+    Genome images in training, §5.2), or that the model is not one of the paper's."""
+    row = {m.key: m for m in registry.PAPER_MODELS}.get(key)
+    return OUTSIDE_PAPER if row is None else row.caveat
+
+
 def _hits(result_dir: str, hn_type: str, split: str, tie_policy: str = "pessimistic") -> np.ndarray:
     pq = load_per_query(result_dir)
     g = pq[(pq["hn_type"] == hn_type) & (pq["split"].fillna("") == split)]
@@ -74,12 +84,13 @@ def productivity_evaluated(evaluated: pd.DataFrame) -> pd.DataFrame:
     if ev.empty:
         return pd.DataFrame(columns=["model", "display", "train_data", "hn_type", "complexity", "r1",
                                      "r1_ci_low", "r1_ci_high", "r1_optimistic", "chance_r1", "n_queries",
-                                     "n_tied_queries", "kind", "n_skipped", "result_dir"])
+                                     "n_tied_queries", "kind", "n_skipped", "result_dir", "note"])
     shown = ev["display"] if "display" in ev else ev["model"]
     ev["display"] = [_display(m, d) for m, d in zip(ev["model"], shown)]
     ev["train_data"] = ev["model"].map(lambda k: _train(k, "toy" if (ev["kind"] == "toy").any() else "other"))
+    ev["note"] = [model_note(m) if k == "evaluated" else "" for m, k in zip(ev["model"], ev["kind"])]
     cols = ["model", "display", "train_data", "hn_type", "complexity", "r1", "r1_ci_low", "r1_ci_high",
-            "r1_optimistic", "chance_r1", "n_queries", "n_tied_queries", "kind", "n_skipped", "result_dir"]
+            "r1_optimistic", "chance_r1", "n_queries", "n_tied_queries", "kind", "n_skipped", "result_dir", "note"]
     return ev[cols].reset_index(drop=True)
 
 
@@ -93,10 +104,11 @@ def productivity_comparison(evaluated: pd.DataFrame) -> pd.DataFrame:
     ev = ev.rename(columns={"r1": "r1_eval", "r1_ci_low": "r1_eval_ci_low", "r1_ci_high": "r1_eval_ci_high"})
     names = dict(zip(ev["model"], ev["display"]))
     trains = dict(zip(ev["model"], ev["train_data"]))
-    out = pub.merge(ev.drop(columns=["display", "train_data", "n_skipped", "result_dir"]),
+    out = pub.merge(ev.drop(columns=["display", "train_data", "n_skipped", "result_dir", "note"]),
                     on=["model", "hn_type", "complexity"], how="outer")
     out["display"] = [_display(m, names.get(m)) for m in out["model"]]
     out["train_data"] = [_train(m, trains.get(m, "other")) for m in out["model"]]
+    out["note"] = [model_note(m) for m in out["model"]]
     out["diff"] = out["r1_eval"] - out["r1_paper"]
     return published.sort_by_model(out, extra=["hn_type", "complexity"],
                                    extra_order={"hn_type": HN_ORDER["productivity"]})
@@ -136,8 +148,8 @@ def granularity_table(prod: pd.DataFrame, query_counts: dict[tuple[str, int], in
 
 MODEL_SETS = {
     "7 open_clip (systematicity models)": lambda: [m.key for m in registry.paper_models(systematicity=True)],
-    "12: + 5 OpenAI CLIP": lambda: [m.key for m in registry.paper_models(evaluable=True)],
-    "5 OpenAI CLIP only": lambda: [m.key for m in registry.paper_models(evaluable=True) if m.train_data == "openai"],
+    "12: + 5 OpenAI CLIP": lambda: [m.key for m in registry.paper_models(loader="open_clip")],
+    "5 OpenAI CLIP only": lambda: [m.key for m in registry.paper_models(loader="open_clip") if m.train_data == "openai"],
 }
 
 

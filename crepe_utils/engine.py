@@ -171,10 +171,15 @@ def _cut_text_forward(model) -> Callable | None:
     """A forward pass of the text tower that accepts fewer than ``context_length`` positions.
 
     Exact only for a causal transformer pooling at the end token (argmax/eos), which is every
-    CLIP text tower; returns None for anything else (the engine then runs full length).
+    CLIP text tower; returns None for anything else (the engine then runs full length). A model
+    that states ``length_cut_exact`` (crepe_utils.models.family) is taken at its word.
     """
     import torch
     from open_clip.transformer import text_global_pool
+
+    stated = getattr(model, "length_cut_exact", None)
+    if stated is not None:
+        return model.encode_text if stated else None
 
     tower = getattr(model, "text", None)
     if tower is not None:  # CustomTextCLIP: the text tower is a TextTransformer module

@@ -67,7 +67,7 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
              device: str = "auto", precision: str = "fp32", batch_size: int = 256,
              text_batch_size: int = 512, num_workers: int | None = None, limit: int | None = None,
              kind: str = "evaluated", label: str = "", cache_dir=None, tie_policy: str = "pessimistic",
-             truncation: str = "keep_eot", length_cut: bool = True, skip_missing_images: bool = False,
+             truncation: str | None = None, length_cut: bool = True, skip_missing_images: bool = False,
              on_bad_row: str = "raise", empty_negatives: str = "skip", all_negatives: bool = True,
              n_boot: int = 5000, progress: bool = True, loaded=None) -> pd.DataFrame:
     """Evaluate one model on one benchmark; write the results folder; return the summary table.
@@ -76,6 +76,7 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
     ``pretrained`` a tag, URL or checkpoint path) or a custom config name (with ``model_config``).
     For systematicity, ``train_data`` defaults to the registry model's training set.
     ``loaded`` (a :class:`crepe_utils.models.LoadedModel`) skips loading, e.g. across benchmarks.
+    ``truncation`` defaults to the model family's official policy (``loaded.spec.truncation``).
     """
     from .images import ImageIndex
 
@@ -87,6 +88,7 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
         raise D.DataError("no CREPE data folder: run `make data` or pass data_dir / --data-dir")
     image_dir = paths.vg_images_dir(image_dir)
     loaded = loaded or load_model(model, pretrained, model_config, device=device)
+    truncation = truncation or loaded.spec.truncation
     if benchmark == "systematicity" and not train_data:
         paper = next((m for m in registry.PAPER_MODELS if m.key == loaded.spec.key), None)
         if paper is None or paper.train_data not in registry.SYSTEMATICITY_TRAIN_DATA:
@@ -236,7 +238,7 @@ def _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries: D.Qu
     issues = Counter(i.kind for i in queries.issues)
     return {
         "kind": kind, "label": label, "benchmark": benchmark,
-        "model": loaded.spec.to_dict(),
+        "model": loaded.spec.to_dict(), "caveat": loaded.spec.caveat,
         "data": {"data_dir": str(data_dir), "image_dir": str(image_dir), "files_sha256": files,
                  "rows_read": queries.files, "issues": dict(issues),
                  "skipped_by_engine": dict(Counter(why for _, why in result.skipped))},
@@ -266,7 +268,8 @@ def _common(parser) -> None:
     parser.add_argument("--cache-dir", default=None, help="embedding cache (default: $CREPE_CACHE or ./cache)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     parser.add_argument("--tie-policy", default="pessimistic", choices=("pessimistic", "optimistic"))
-    parser.add_argument("--truncation", default="keep_eot", choices=engine.TRUNCATIONS)
+    parser.add_argument("--truncation", default=None, choices=engine.TRUNCATIONS,
+                        help="over-long captions (default: the model family's official policy)")
     parser.add_argument("--no-length-cut", action="store_true", help="encode every caption at the full 77 tokens")
     parser.add_argument("--skip-missing-images", action="store_true", help="evaluate without queries whose image "
                         "is missing or unreadable (counted in the results)")
@@ -278,7 +281,8 @@ def _common(parser) -> None:
 
 def add_arguments_evaluate(parser) -> None:
     parser.add_argument("--benchmark", required=True, choices=BENCHMARKS)
-    parser.add_argument("--model", required=True, help="registry key, open_clip architecture or config name")
+    parser.add_argument("--model", required=True, help="registry key, open_clip architecture or config name, "
+                        "hf-hub:org/repo, or transformers:org/repo (a Hugging Face CLIPModel)")
     parser.add_argument("--pretrained", default=None, help="open_clip tag, URL or local checkpoint")
     parser.add_argument("--model-config", default=None, help="model-config JSON for a custom architecture")
     parser.add_argument("--hn-types", nargs="+", default=None,
@@ -318,14 +322,15 @@ def run_evaluate(args) -> int:
 
 def add_arguments_evaluate_paper(parser) -> None:
     parser.add_argument("--models", nargs="+", default=["paper"],
-                        help="registry keys, or 'paper' for every evaluable paper model (default)")
+                        help="registry keys, or 'paper' / 'all' for every evaluable paper model (default)")
     parser.add_argument("--benchmarks", nargs="+", default=list(BENCHMARKS), choices=BENCHMARKS)
     _common(parser)
 
 
 def run_evaluate_paper(args) -> int:
     """Every requested registry model on every benchmark it entered in the paper."""
-    keys = [m.key for m in registry.paper_models(evaluable=True)] if args.models == ["paper"] else args.models
+    every = args.models in (["paper"], ["all"])
+    keys = [m.key for m in registry.paper_models(evaluable=True)] if every else args.models
     failed = []
     for key in keys:
         row = registry.paper_model(key)

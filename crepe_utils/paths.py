@@ -13,6 +13,8 @@ Visual Genome      ``VG_IMAGES``         ``<data root>/visual_genome`` (``VG_100
                                          ``VG_100K_2/``, or a flat folder of ``<id>.jpg``)
 Winoground         ``WINOGROUND_DATA``   ``<data root>/winoground``
 model weights      (open_clip's cache)   ``~/.cache/huggingface`` and ``~/.cache/clip``
+placed weights     ``CREPE_MODELS``      ``<data root>/models`` (files a user downloads by hand:
+                                         CyCLIP, ALBEF, the BERT vocabulary)
 embedding cache    ``CREPE_CACHE``       ``./cache``
 =================  ====================  =====================================================
 """
@@ -57,6 +59,14 @@ def winoground_dir(explicit: str | os.PathLike | None = None) -> Path:
         return Path(explicit)
     env = os.environ.get("WINOGROUND_DATA")
     return Path(env) if env else data_root() / "winoground"
+
+
+def models_dir(explicit: str | os.PathLike | None = None) -> Path:
+    """Hand-placed weights: ``explicit``, else ``$CREPE_MODELS``, else ``<data root>/models``."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("CREPE_MODELS")
+    return Path(env) if env else data_root() / "models"
 
 
 def cache_dir(explicit: str | os.PathLike | None = None) -> Path:

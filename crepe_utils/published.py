@@ -74,7 +74,7 @@ def imagenet(source: str = "open_clip_docs") -> pd.Series:
     """ImageNet zero-shot top-1 (%) per model key, from ``source`` (see IMAGENET_SOURCES).
 
     For an OpenAI model without an "open_clip_docs" value the re-evaluated one is used, so that
-    every evaluable paper model has a value whichever source is asked for.
+    every open_clip paper model has a value whichever source is asked for.
     """
     if source not in IMAGENET_SOURCES:
         raise ValueError(f"unknown ImageNet source {source!r}; choose one of {IMAGENET_SOURCES}")

@@ -14,9 +14,10 @@ Facts worth knowing before touching this table:
 * ``ViT-B-16-plus-240`` / ``laion400m_e32`` points open_clip's hub download at the *e31*
   weights. The paper used e32, so that row pins the release file URL (with its SHA-256 prefix,
   ``699c4b84``) and bypasses the hub.
-* CyCLIP, FLAVA and ALBEF are not open_clip models: CyCLIP's weights sit on Google Drive
-  (not scriptable reliably), FLAVA and ALBEF need their own code bases and heads. Their rows
-  carry the published numbers only; see ``loader``.
+* CyCLIP, FLAVA and ALBEF are not open_clip models; ``loader`` names the model family that
+  builds each (``crepe_utils.models.FAMILIES``). CyCLIP's weights sit on Google Drive (not
+  scriptable reliably): the user places the file. FLAVA and ALBEF saw Visual Genome images in
+  training (CREPE §5.2), so their productivity numbers are not held out: ``caveat``.
 """
 from __future__ import annotations
 
@@ -45,15 +46,17 @@ class PaperModel:
     key: str                      #: our stable identifier, used in every table and results folder
     display: str                  #: the paper's name for it
     train_data: str               #: key of TRAIN_DATA_LABELS
-    loader: str                   #: "open_clip", or "published numbers only"
+    loader: str                   #: model family (crepe_utils.models.FAMILIES), or "published numbers only"
     architecture: str | None = None   #: exact open_clip model name (with -quickgelu when needed)
     pretrained: str | None = None     #: open_clip pretrained tag
     quick_gelu: bool | None = None    #: activation the weights were trained with
     weights_url: str | None = None    #: download this file instead of open_clip's default source
     release_file: str | None = None   #: CREPE's local file name (DATA2MODEL) for the checkpoint
+    weights_source: str | None = None  #: where a user fetches weights that cannot be downloaded for them
     systematicity: bool = False       #: evaluated on systematicity in the paper
     productivity: bool = True         #: evaluated on productivity in the paper
     note: str = ""
+    caveat: str = ""                  #: carried into every output of this model (manifest, tables)
 
     @property
     def train_label(self) -> str:
@@ -61,10 +64,13 @@ class PaperModel:
 
     @property
     def evaluable(self) -> bool:
-        return self.loader == "open_clip"
+        return self.loader != PUBLISHED_ONLY
 
 
-_NOT_OPEN_CLIP = "published numbers only"
+PUBLISHED_ONLY = "published numbers only"
+
+VG_CAVEAT = ("trained on Visual Genome images (CREPE §5.2): its productivity results are not on held-out "
+             "images")
 
 PAPER_MODELS: tuple[PaperModel, ...] = (
     # --- open_clip checkpoints: systematicity and productivity ---------------------------------
@@ -97,16 +103,20 @@ PAPER_MODELS: tuple[PaperModel, ...] = (
                "openai", True),
     PaperModel("openai-vit-l-14", "OpenAI CLIP ViT-L/14", "openai", "open_clip", "ViT-L-14-quickgelu",
                "openai", True),
-    # --- not open_clip: published numbers only --------------------------------------------------
-    PaperModel("cyclip-rn50", "CyCLIP RN50", "other", _NOT_OPEN_CLIP,
-               note="weights only on Google Drive (CC BY-NC); an RN50-quickgelu state dict that "
-                    "open_clip could load from a local file, unverified: pass it as a local checkpoint"),
-    PaperModel("flava", "FLAVA", "other", _NOT_OPEN_CLIP,
-               note="needs torchmultimodal or transformers and FLAVA's own heads; trained on Visual "
-                    "Genome images, so its productivity numbers are not held out"),
-    PaperModel("albef-14m", "ALBEF", "other", _NOT_OPEN_CLIP,
-               note="needs the ALBEF code base (BERT text encoder, 384 px); trained on Visual Genome "
-                    "images, so its productivity numbers are not held out"),
+    # --- other families ------------------------------------------------------------------------
+    # Architectures and weight files as the official scripts load them (crepe_prod_eval_*.py).
+    PaperModel("cyclip-rn50", "CyCLIP RN50", "other", "cyclip", "RN50", quick_gelu=True,
+               release_file="best.pt",
+               weights_source="https://drive.google.com/drive/u/0/folders/1K0kPJZ3MA4KAdx3Fpq25dgW59wIf7M-x",
+               note="CyCLIP README 'Pretrained Checkpoints' (CC BY-NC); an OpenAI-format RN50 state dict"),
+    PaperModel("flava", "FLAVA", "other", "flava", "FLAVA-full (ViT-B/16, 224 px)",
+               weights_url="https://download.pytorch.org/models/multimodal/flava/flava_model_unified_text_encoder.pt",
+               release_file="flava_model_unified_text_encoder.pt", caveat=VG_CAVEAT,
+               note="torchmultimodal's flava_full checkpoint, as the official script; contrastive heads only"),
+    PaperModel("albef-14m", "ALBEF", "other", "albef", "ALBEF-ViT-B-16-384",
+               weights_url="https://storage.googleapis.com/sfr-pcl-data-research/ALBEF/ALBEF.pth",
+               release_file="ALBEF.pth", caveat=VG_CAVEAT,
+               note="the 14M pre-training checkpoint; contrastive heads only, at 384 px"),
 )
 
 _BY_KEY = {m.key: m for m in PAPER_MODELS}
@@ -123,9 +133,12 @@ def paper_model(key: str) -> PaperModel:
         ) from None
 
 
-def paper_models(systematicity: bool | None = None, evaluable: bool | None = None) -> list[PaperModel]:
-    """Registry rows in paper order, optionally filtered."""
+def paper_models(systematicity: bool | None = None, evaluable: bool | None = None,
+                 loader: str | None = None) -> list[PaperModel]:
+    """Registry rows in paper order, optionally filtered (``loader``: one model family)."""
     rows = list(PAPER_MODELS)
+    if loader is not None:
+        rows = [m for m in rows if m.loader == loader]
     if systematicity is not None:
         rows = [m for m in rows if m.systematicity == systematicity]
     if evaluable is not None:

@@ -70,3 +70,77 @@ def shared_winoground():
     if not helpers.SHARED_WINOGROUND.is_dir():
         pytest.skip("../shared/data/winoground is not present")
     return helpers.SHARED_WINOGROUND
+
+
+@pytest.fixture(scope="session")
+def family_models_dir(tmp_path_factory):
+    """A models folder (CREPE_MODELS) with a tiny BERT vocabulary, as a user would place it."""
+    import family_fixtures
+    root = tmp_path_factory.mktemp("placed-models")
+    family_fixtures.write_vocab(root / "bert-base-uncased" / "vocab.txt")
+    return root
+
+
+@pytest.fixture(scope="session")
+def cyclip_checkpoint(family_models_dir):
+    """(state dict, file) of a tiny random OpenAI-format ResNet CLIP in CyCLIP's checkpoint layout."""
+    import family_fixtures
+    if family_fixtures.openai_clip_module("model") is None:
+        pytest.skip("the CyCLIP tests compare with clip-anytorch (pip install '.[test-families]')")
+    sd = family_fixtures.openai_rn_state_dict()
+    return sd, family_fixtures.write_cyclip_checkpoint(family_models_dir / "cyclip-rn50" / "best.pt", sd)
+
+
+@pytest.fixture(scope="session")
+def albef_checkpoint(family_models_dir):
+    """(state dict, file) of a tiny random ALBEF in ALBEF's pre-training checkpoint layout."""
+    pytest.importorskip("transformers", reason="ALBEF needs the optional extra: pip install '.[albef]'")
+    import family_fixtures
+    sd = family_fixtures.albef_state_dict()
+    return sd, family_fixtures.write_albef_checkpoint(family_models_dir / "albef-14m" / "ALBEF.pth", sd)
+
+
+@pytest.fixture(scope="session")
+def loaded_cyclip(cyclip_checkpoint):
+    from crepe_utils.models import load_model
+    return load_model("cyclip-rn50", pretrained=str(cyclip_checkpoint[1]), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def loaded_albef(albef_checkpoint, family_models_dir):
+    from crepe_utils.models import load_model
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CREPE_MODELS", str(family_models_dir))
+        return load_model("albef-14m", pretrained=str(albef_checkpoint[1]), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def flava_checkpoint(family_models_dir):
+    """(torchmultimodal FLAVAModel, file) of a tiny random FLAVA in torchmultimodal's checkpoint layout."""
+    pytest.importorskip("transformers", reason="FLAVA needs the optional extra: pip install '.[flava]'")
+    import family_fixtures
+    official = family_fixtures.torchmultimodal_flava()
+    if official is None:
+        pytest.skip("the FLAVA tests compare with torchmultimodal (pip install '.[test-families]')")
+    return official, family_fixtures.write_flava_checkpoint(family_models_dir / "flava" / "flava.pt", official)
+
+
+@pytest.fixture(scope="session")
+def loaded_flava(flava_checkpoint, family_models_dir):
+    from crepe_utils.models import load_model
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CREPE_MODELS", str(family_models_dir))
+        return load_model("flava", pretrained=str(flava_checkpoint[1]), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def hf_clip_folder(tmp_path_factory):
+    pytest.importorskip("transformers", reason="Hugging Face CLIP needs the optional extra: pip install '.[hf]'")
+    import family_fixtures
+    return family_fixtures.write_hf_clip(tmp_path_factory.mktemp("hf-clip") / "tiny-clip")
+
+
+@pytest.fixture(scope="session")
+def loaded_hf_clip(hf_clip_folder):
+    from crepe_utils.models import load_model
+    return load_model(f"transformers:{hf_clip_folder}", device="cpu")

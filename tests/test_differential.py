@@ -80,8 +80,13 @@ def _token_rows(tokenizer, texts, truncation: str):
     return torch.tensor(rows, dtype=torch.long)
 
 
-def reference_scores(loaded, queries: dict[str, dict], image_dir: Path, truncation: str = "keep_eot"):
-    """query id → (scores, pessimistic rank, optimistic rank, ties), one query at a time."""
+def reference_scores(loaded, queries: dict[str, dict], image_dir: Path, truncation: str = "keep_eot",
+                     token_rows=None):
+    """query id → (scores, pessimistic rank, optimistic rank, ties), one query at a time.
+
+    ``token_rows(texts, truncation)`` → padded LongTensor is the family's own tokenization (default:
+    open_clip's, for the open_clip and CyCLIP tokenizers)."""
+    token_rows = token_rows or (lambda texts, trunc: _token_rows(loaded.tokenizer, texts, trunc))
     import torch
     import torch.nn.functional as F
     from PIL import Image
@@ -96,7 +101,7 @@ def reference_scores(loaded, queries: dict[str, dict], image_dir: Path, truncati
             img_emb = F.normalize(loaded.model.encode_image(pixels), dim=-1)[0]
             # candidates with identical token ids are one text (CLIP lower-cases and collapses white
             # space): encode each distinct row once, so that such candidates tie exactly
-            rows, inverse = torch.unique(_token_rows(loaded.tokenizer, q["candidates"], truncation), dim=0,
+            rows, inverse = torch.unique(token_rows(q["candidates"], truncation), dim=0,
                                          return_inverse=True)
             txt = F.normalize(loaded.model.encode_text(rows), dim=-1)
             scores = (txt @ img_emb)[inverse].numpy().astype(np.float64)
@@ -128,9 +133,14 @@ def _near_ties(ref) -> int:
 
 
 @pytest.fixture(scope="module")
-def differential(tmp_path_factory, loaded_tiny):
+def differential_root(tmp_path_factory):
     data_dir, image_dir = helpers.differential_crepe_root(tmp_path_factory.mktemp("differential"))
-    raw = reference_queries(data_dir)
+    return data_dir, image_dir, reference_queries(data_dir)
+
+
+@pytest.fixture(scope="module")
+def differential(differential_root, loaded_tiny):
+    data_dir, image_dir, raw = differential_root
     ref = reference_scores(loaded_tiny, raw, image_dir)
     assert _near_ties(ref) == 0
     return data_dir, image_dir, raw, ref
@@ -286,3 +296,54 @@ def test_fp32_is_strict_ieee_on_every_backend_and_recorded(differential, loaded_
         assert recorded["mkldnn.matmul"] == recorded["mkldnn.conv"] == "ieee"
     assert flags() == before                     # the global settings are restored
     assert before[1] == "tf32"                   # PyTorch's default for cuDNN convolutions: strict fp32 overrides it
+
+
+# ------------------------------------------------------------------ every model family
+
+def _bert_rows(vocab: Path, ctx: int):
+    """The official ALBEF/FLAVA tokenization (BertTokenizer, truncation=True, padded), via the tokenizers library."""
+    def rows(texts, truncation):
+        import torch
+        from tokenizers import BertWordPieceTokenizer
+        tok = BertWordPieceTokenizer(str(vocab), lowercase=True)
+        tok.enable_truncation(ctx)
+        tok.enable_padding(length=ctx, pad_id=0)
+        return torch.tensor([e.ids for e in tok.encode_batch(list(texts))], dtype=torch.long)
+    return rows
+
+
+def _hf_rows(folder: Path):
+    """transformers' own tokenizer call: padded with its pad token to 77, end token kept on truncation."""
+    def rows(texts, truncation):
+        import torch
+        import transformers
+        tok = transformers.AutoTokenizer.from_pretrained(folder)
+        return torch.tensor(tok(list(texts), padding="max_length", max_length=77, truncation=True)["input_ids"])
+    return rows
+
+
+@pytest.fixture(params=["open_clip", "cyclip", "albef", "flava", "hf_clip"])
+def family_case(request, family_models_dir):
+    """(loaded model, its reference tokenization) for each family, in the family's official truncation."""
+    if request.param == "open_clip":
+        return request.getfixturevalue("loaded_tiny"), None
+    if request.param == "hf_clip":
+        return request.getfixturevalue("loaded_hf_clip"), _hf_rows(request.getfixturevalue("hf_clip_folder"))
+    if request.param == "cyclip":
+        return request.getfixturevalue("loaded_cyclip"), None     # OpenAI BPE, as open_clip's SimpleTokenizer
+    loaded = request.getfixturevalue(f"loaded_{request.param}")
+    return loaded, _bert_rows(family_models_dir / "bert-base-uncased" / "vocab.txt", loaded.spec.context_length)
+
+
+def test_each_family_equals_the_reference_in_its_official_truncation(differential_root, family_case, tmp_path):
+    data_dir, image_dir, raw = differential_root
+    loaded, rows = family_case
+    ref = reference_scores(loaded, raw, image_dir, loaded.spec.truncation, rows)
+    assert _near_ties(ref) == 0
+    qs = _queries(data_dir)
+    res = engine.run(loaded, qs, ImageIndex(image_dir), cache_dir=tmp_path, truncation=loaded.spec.truncation,
+                     image_batch_size=8, text_batch_size=16)
+    assert_engine_equals_reference(res, ref)
+    cached = engine.run(loaded, qs, ImageIndex(image_dir), cache_dir=tmp_path, truncation=loaded.spec.truncation)
+    assert np.array_equal(cached.scores, res.scores)
+    assert res.stats["length_cut"] is True

@@ -281,8 +281,12 @@ def test_evaluate_command_line(tiny_model, synthetic_root, tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
-def test_evaluate_paper_skips_models_without_a_loader(capsys):
+def test_evaluate_paper_reports_models_whose_weights_are_missing(capsys, tmp_path, monkeypatch):
     from crepe_utils import cli
-    assert cli.main(["evaluate-paper", "--models", "flava", "albef-14m"]) == 0
-    out = capsys.readouterr().out
-    assert "skip flava" in out and "skip albef-14m" in out
+    monkeypatch.setenv("CREPE_MODELS", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert cli.main(["evaluate-paper", "--models", "cyclip-rn50", "albef-14m", "--benchmarks", "productivity"]) == 1
+    err = capsys.readouterr().err
+    assert f"cyclip-rn50: CyCLIP RN50 weights not found at {tmp_path}" in err and "drive.google.com" in err
+    assert f"albef-14m: ALBEF weights not found at {tmp_path}" in err
+    assert "failed: cyclip-rn50, albef-14m" in err and "Traceback" not in err

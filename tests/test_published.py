@@ -30,10 +30,10 @@ def test_winoground_table3():
     assert ((scores * 4) % 1 == 0).all()
 
 
-def test_imagenet_sources_cover_the_evaluable_models():
+def test_imagenet_sources_cover_the_open_clip_models():
     for source in published.IMAGENET_SOURCES:
         s = published.imagenet(source)
-        for m in registry.paper_models(evaluable=True):
+        for m in registry.paper_models(loader="open_clip"):
             assert 30 < s[m.key] < 80, (source, m.key)
     with pytest.raises(ValueError, match="unknown ImageNet source"):
         published.imagenet("wikipedia")

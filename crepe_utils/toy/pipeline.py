@@ -34,8 +34,8 @@ STAGES = ("world", "model", "results")
 PACKAGE = Path(__file__).resolve().parent.parent
 SOURCES = {
     "world": [PACKAGE / "toy" / f for f in ("world.py", "foils.py", "build.py")] + [PACKAGE / "data.py"],
-    "model": [PACKAGE / "toy" / "train.py", PACKAGE / "models.py"],
-    "results": sorted(PACKAGE.glob("*.py")),
+    "model": [PACKAGE / "toy" / "train.py", PACKAGE / "models" / "spec.py", PACKAGE / "models" / "openclip.py"],
+    "results": sorted(PACKAGE.glob("*.py")) + sorted((PACKAGE / "models").glob("*.py")),
 }
 
 

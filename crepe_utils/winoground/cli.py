@@ -84,7 +84,7 @@ def evaluate_to_folder(model: str, pretrained: str | None = None, model_config: 
     evaluation = evaluate(loaded, data, why_hard=labels, batch_size=batch_size, text_batch_size=text_batch_size,
                           precision=precision, grouping=grouping, n_boot=n_boot, seed=seed)
     settings = {"precision": precision, "batch_size": batch_size, "text_batch_size": text_batch_size,
-                "truncation": "keep_eot", "ci": {"method": f"Student t over {N_GROUPS} equal groups (app. A)",
+                "truncation": loaded.spec.truncation, "ci": {"method": f"Student t over {N_GROUPS} equal groups (app. A)",
                                                  "grouping": grouping, "n_boot": n_boot, "seed": seed, "level": 0.95}}
     manifest = build_manifest(loaded, data, evaluation, data_dir=data_dir, why_hard_path=why_hard_path,
                               settings=settings, kind=kind, label=label, seconds=time.perf_counter() - t0)

@@ -43,7 +43,7 @@ def embed_texts(loaded, data: WinogroundData, batch_size: int = 256,
                 precision: str = "fp32") -> tuple[np.ndarray, dict]:
     """Embeddings of every caption (``[ex0 c0, ex0 c1, ex1 c0, ...]``), one encoding per token sequence."""
     texts = [c for ex in data.examples for c in (ex.caption_0, ex.caption_1)]
-    tokens = engine.tokenize(loaded.tokenizer, texts, "keep_eot")
+    tokens = engine.tokenize(loaded.tokenizer, texts, loaded.spec.truncation)
     keys = [engine.token_key(ids) for ids in tokens.ids]
     first: dict[str, int] = {}
     for i, key in enumerate(keys):

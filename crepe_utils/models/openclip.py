@@ -1,10 +1,11 @@
-"""Build open_clip models from the registry, a (name, tag) pair, or a local checkpoint.
+"""The open_clip family: models from the registry, a (name, tag) pair, a local checkpoint, or the hub.
 
-Three ways in, one way out (:class:`LoadedModel`):
+Four ways in, one way out (:class:`LoadedModel`):
 
 * a registry key (``laion400m-vit-b-32``): the paper's exact checkpoint (see ``registry.py``);
 * an open_clip architecture and pretrained tag (``ViT-B-32-quickgelu``, ``laion400m_e32``);
-* an architecture (or a model-config JSON for a custom one) and a local checkpoint file.
+* an architecture (or a model-config JSON for a custom one) and a local checkpoint file;
+* an ``hf-hub:org/repo`` or ``local-dir:/path`` name, whose config and weights travel together.
 
 Weights come through open_clip's own download and cache (Hugging Face hub, or the release URL
 with its SHA-256 prefix check). Every load records what it loaded: architecture, tag or file,
@@ -17,50 +18,16 @@ error, :class:`QuickGELUMismatch`, that says which name to use instead.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
 
-from . import registry
-from .errors import ModelError
-
-
-class QuickGELUMismatch(ModelError):
-    """The weights were trained with one activation and the architecture uses the other."""
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """What was (or will be) loaded; stored in every results manifest."""
-
-    key: str                          #: registry key, or "<architecture>/<tag or file name>"
-    architecture: str
-    pretrained: str | None            #: tag, URL or local path
-    quick_gelu: bool                  #: activation of the built model
-    weights_quick_gelu: bool | None   #: activation the weights were trained with (None: unknown)
-    display: str = ""
-    train_data: str = "other"
-    checkpoint_path: str | None = None
-    checkpoint_sha256: str | None = None
-    model_config: dict | None = None  #: custom architecture config, when one was given
-    preprocess: dict = field(default_factory=dict)
-    context_length: int = 77
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class LoadedModel:
-    model: Any                        #: the open_clip model, eval mode, fp32 weights
-    preprocess: Callable              #: PIL image → tensor (validation transform)
-    tokenizer: Callable               #: list[str] → LongTensor [N, context_length]
-    spec: ModelSpec
-    device: Any
+from .. import registry
+from ..errors import ModelError
+from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, library_versions, sha256_file
+from .family import Family
+from .spec import pick_device
 
 
 # ------------------------------------------------------------------------------ activation facts
@@ -111,14 +78,6 @@ def check_activation(architecture: str, weights_quick_gelu: bool | None, what: s
 
 # ------------------------------------------------------------------------------ resolution
 
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def resolve(model: str, pretrained: str | None = None, model_config: str | os.PathLike | None = None) -> ModelSpec:
     """Turn the user's words into a :class:`ModelSpec` (no weights are loaded; nothing downloaded).
 
@@ -130,12 +89,13 @@ def resolve(model: str, pretrained: str | None = None, model_config: str | os.Pa
         model = config["_name"]
     if pretrained is None and model in {m.key for m in registry.PAPER_MODELS}:
         row = registry.paper_model(model)
-        if not row.evaluable:
-            raise ModelError(f"{row.display} ({row.key}) has published numbers only: {row.note}")
         check_activation(row.architecture, row.quick_gelu, f"{row.display} ({row.pretrained})")
         return ModelSpec(key=row.key, architecture=row.architecture,
                          pretrained=row.weights_url or row.pretrained, quick_gelu=_arch_quick_gelu(row.architecture),
-                         weights_quick_gelu=row.quick_gelu, display=row.display, train_data=row.train_data)
+                         weights_quick_gelu=row.quick_gelu, display=row.display, train_data=row.train_data,
+                         caveat=row.caveat)
+    if model.startswith(HUB_PREFIXES):
+        return _resolve_hub(model, pretrained)
     arch_qg = _arch_quick_gelu(model)
     if pretrained is None:
         return ModelSpec(key=f"{model}/random-init", architecture=model, pretrained=None, quick_gelu=arch_qg,
@@ -170,6 +130,22 @@ def resolve(model: str, pretrained: str | None = None, model_config: str | os.Pa
                      train_data=paper.train_data if paper else "other")
 
 
+#: model-name schemas open_clip resolves itself (config and weights from the hub or a folder)
+HUB_PREFIXES = ("hf-hub:", "local-dir:")
+
+
+def _resolve_hub(model: str, pretrained: str | None) -> ModelSpec:
+    """An open_clip ``hf-hub:`` / ``local-dir:`` model: the config and weights come with the name.
+
+    The activation guard needs the config, which sits on the hub: it runs at load time instead
+    (:func:`_check_hub_activation`).
+    """
+    if pretrained is not None:
+        raise ModelError(f"{model!r} names its weights itself; drop --pretrained {pretrained!r}")
+    return ModelSpec(key=model.split(":", 1)[1].strip("/").replace("/", "--"), architecture=model, pretrained=model,
+                     quick_gelu=False, weights_quick_gelu=None, display=model)
+
+
 def _register_config(path: str | os.PathLike, name_hint: str | None) -> dict:
     """Register a custom model-config JSON with open_clip (under its file stem)."""
     import open_clip
@@ -189,20 +165,11 @@ def _register_config(path: str | os.PathLike, name_hint: str | None) -> dict:
 
 # ------------------------------------------------------------------------------ loading
 
-def pick_device(device: str = "auto"):
-    import torch
-    if device in (None, "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def load_model(model: str, pretrained: str | None = None, model_config: str | os.PathLike | None = None,
-               device: str = "auto", cache_dir: str | None = None) -> LoadedModel:
-    """Load a model for evaluation (fp32 weights, eval mode) and record what was loaded."""
+def load(spec: ModelSpec, device: str = "auto", cache_dir: str | None = None) -> LoadedModel:
+    """Load a resolved open_clip model for evaluation (fp32 weights, eval mode) and record what was loaded."""
     import open_clip
     from open_clip import pretrained as P
 
-    spec = resolve(model, pretrained, model_config)
     dev = pick_device(device)
     source = spec.pretrained
     checkpoint = None
@@ -215,7 +182,9 @@ def load_model(model: str, pretrained: str | None = None, model_config: str | os
     elif source is not None and os.path.exists(source):
         checkpoint = source
     if checkpoint is not None:
-        _check_checkpoint_file(checkpoint)
+        check_checkpoint_file(checkpoint)
+    if spec.architecture.startswith(HUB_PREFIXES):
+        source = None                  # the name carries its weights
     try:
         model_obj, _, preprocess = open_clip.create_model_and_transforms(
             spec.architecture, pretrained=source, device=dev, cache_dir=cache_dir,
@@ -225,27 +194,22 @@ def load_model(model: str, pretrained: str | None = None, model_config: str | os
         )
     except Exception as exc:  # noqa: BLE001 - torch.load and load_state_dict raise many types for a bad file
         raise _checkpoint_error(spec, checkpoint, exc) from None
-    if checkpoint is None and spec.pretrained is not None:
+    if checkpoint is None and spec.pretrained is not None and not spec.architecture.startswith(HUB_PREFIXES):
         checkpoint = P.download_pretrained(P.get_pretrained_cfg(spec.architecture, spec.pretrained),
                                            cache_dir=cache_dir)
     model_obj.eval()
     tokenizer = open_clip.get_tokenizer(spec.architecture)
     pp_cfg = getattr(getattr(model_obj, "visual", None), "preprocess_cfg", {}) or {}
+    if spec.architecture.startswith(HUB_PREFIXES):   # the activation is whatever the hub config says
+        quick = any(isinstance(m, open_clip.transformer.QuickGELU) for m in model_obj.modules())
+        spec = spec.replace(quick_gelu=quick, weights_quick_gelu=quick)
     spec = ModelSpec(**{**spec.to_dict(),
                         "checkpoint_path": str(checkpoint) if checkpoint else None,
                         "checkpoint_sha256": sha256_file(checkpoint) if checkpoint else None,
                         "preprocess": {k: (list(v) if isinstance(v, tuple) else v) for k, v in pp_cfg.items()},
-                        "context_length": int(getattr(tokenizer, "context_length", 77))})
+                        "context_length": int(getattr(tokenizer, "context_length", 77)),
+                        "libraries": library_versions("open_clip_torch", "torch")})
     return LoadedModel(model=model_obj, preprocess=preprocess, tokenizer=tokenizer, spec=spec, device=dev)
-
-
-def _check_checkpoint_file(path: str | os.PathLike) -> None:
-    path = Path(path)
-    if not path.is_file():
-        raise ModelError(f"checkpoint {path} is not a file")
-    if path.stat().st_size == 0:
-        raise ModelError(f"checkpoint {path} is empty (0 bytes): an interrupted download or copy? "
-                         "Download or copy it again.")
 
 
 def _checkpoint_error(spec: ModelSpec, checkpoint, exc: BaseException) -> ModelError:
@@ -278,43 +242,16 @@ def _paper_tag_cfg(spec: ModelSpec) -> dict:
 
 def _trusted_legacy(path: str) -> bool:
     """Release files of open_clip's own v0.2 weights predate weights_only loading."""
-    return any(Path(path).name == m.release_file for m in registry.PAPER_MODELS if m.release_file)
+    return any(Path(path).name == m.release_file for m in registry.paper_models(loader="open_clip") if m.release_file)
 
 
 def save_checkpoint(model, path: str | os.PathLike) -> Path:
     """Save ``model``'s weights in the layout open_clip loads (``{'state_dict': ...}``), atomically."""
     import torch
-    from .atomic import atomic_path
+    from ..atomic import atomic_path
     with atomic_path(path) as tmp:
         torch.save({"state_dict": model.state_dict()}, tmp)
     return Path(path)
 
 
-# ------------------------------------------------------------------------------ command line
-
-def registry_table():
-    """The registry as a DataFrame, with ImageNet accuracy, for listing and the README."""
-    import pandas as pd
-    from . import published
-    imagenet = published.imagenet()
-    return pd.DataFrame([{
-        "key": m.key, "paper name": m.display, "training data": m.train_label,
-        "open_clip architecture": m.architecture or "—", "pretrained": m.pretrained or "—",
-        "QuickGELU": {True: "yes", False: "no", None: "—"}[m.quick_gelu],
-        "systematicity": "yes" if m.systematicity else "no",
-        "ImageNet top-1": imagenet.get(m.key, float("nan")), "loader": m.loader,
-    } for m in registry.PAPER_MODELS])
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
-
-
-def run(args) -> int:
-    table = registry_table()
-    if args.markdown:
-        from .reporting import markdown_table
-        print(markdown_table(table))
-    else:
-        print(table.to_string(index=False))
-    return 0
+FAMILY = Family("open_clip", "open_clip (create_model_and_transforms)", resolve, load)

@@ -1,0 +1,114 @@
+"""What a load records (:class:`ModelSpec`) and what it returns (:class:`LoadedModel`).
+
+Shared by every model family; imports no torch at module level.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from ..errors import ModelError
+
+
+class QuickGELUMismatch(ModelError):
+    """The weights were trained with one activation and the architecture uses the other."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What was (or will be) loaded; stored in every results manifest."""
+
+    key: str                          #: registry key, or "<architecture>/<tag or file name>"
+    architecture: str
+    pretrained: str | None            #: tag, URL or local path
+    quick_gelu: bool                  #: activation of the built model
+    weights_quick_gelu: bool | None   #: activation the weights were trained with (None: unknown)
+    display: str = ""
+    train_data: str = "other"
+    checkpoint_path: str | None = None
+    checkpoint_sha256: str | None = None
+    model_config: dict | None = None  #: custom architecture config, when one was given
+    preprocess: dict = field(default_factory=dict)
+    context_length: int = 77
+    family: str = "open_clip"         #: key of crepe_utils.models.FAMILIES
+    truncation: str = "keep_eot"      #: the family's official truncation policy (engine.TRUNCATIONS)
+    libraries: dict = field(default_factory=dict)   #: package → version of the code that built the model
+    caveat: str = ""                  #: what a reader of this model's results must know (registry)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def replace(self, **changes) -> "ModelSpec":
+        return ModelSpec(**{**self.to_dict(), **changes})
+
+
+@dataclass
+class LoadedModel:
+    model: Any                        #: has encode_image(pixels) and encode_text(token ids); eval mode, fp32
+    preprocess: Callable              #: PIL image → tensor (validation transform)
+    tokenizer: Callable               #: encode / sot_token_id / eot_token_id / context_length (engine.tokenize)
+    spec: ModelSpec
+    device: Any
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def pick_device(device: str = "auto"):
+    import torch
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def library_versions(*packages: str) -> dict:
+    """Installed versions of ``packages`` (None for one that is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+    out = {}
+    for p in packages:
+        try:
+            out[p] = version(p)
+        except PackageNotFoundError:
+            out[p] = None
+    return out
+
+
+def check_checkpoint_file(path: str | os.PathLike) -> None:
+    """A clear error for a path that is no file, or an empty one."""
+    from pathlib import Path
+    path = Path(path)
+    if not path.is_file():
+        raise ModelError(f"checkpoint {path} is not a file")
+    if path.stat().st_size == 0:
+        raise ModelError(f"checkpoint {path} is empty (0 bytes): an interrupted download or copy? "
+                         "Download or copy it again.")
+
+
+def load_torch_file(path: str | os.PathLike, what: str):
+    """``torch.load`` of a weights file (tensors only), or a ModelError saying what the file should be."""
+    import torch
+    check_checkpoint_file(path)
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - torch.load raises many types for a bad file
+        first = (str(exc).splitlines() or [""])[0][:160]
+        raise ModelError(f"checkpoint {path} is not a readable PyTorch file for {what} ({type(exc).__name__}: "
+                         f"{first}). A truncated download, or a file of another kind, gives this error: download "
+                         "or copy it again.") from None
+
+
+def require(module: str, extra: str, what: str):
+    """Import ``module`` or raise a ModelError naming the optional extra that installs it."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ModelError(f"{what} needs the Python package {module!r}, which is not installed. Install the "
+                         f"optional extra: pip install '.[{extra}]'") from None
