@@ -96,9 +96,11 @@ models: $(VENV_STAMP) ## list the model registry
 	$(VPY) -m crepe_utils models
 
 evaluate: $(VENV_STAMP) ## evaluate MODELS (default: the paper's) on the real data, then rerun the notebooks
-	$(VPY) -m crepe_utils evaluate-paper --models $(MODELS) --data-dir $(CREPE_DATA)/crepe \
-	    --image-dir $(VG_IMAGES) --out $(RESULTS) --device $(DEVICE) --precision $(PRECISION)
-	$(MAKE) notebooks
+	@status=0; $(VPY) -m crepe_utils evaluate-paper --models $(MODELS) --data-dir $(CREPE_DATA)/crepe \
+	    --image-dir $(VG_IMAGES) --out $(RESULTS) --device $(DEVICE) --precision $(PRECISION) || status=$$?; \
+	$(MAKE) notebooks || exit $$?; \
+	if [ $$status -ne 0 ]; then echo "some models failed (see above); the notebooks show the others" >&2; fi; \
+	exit $$status
 
 # ---------------------------------------------------------------- the toy world
 toy: $(BUILD)/06_toy_world.ipynb ## the whole experiment on a procedurally generated world (CPU, minutes)
