@@ -138,3 +138,16 @@ def synthetic_crepe_root(root: Path, n_images: int = 12, rows_per_file: int = 6,
         write_systematicity_csv(data_dir / "syst_hard_negatives" /
                                 f"syst_vg_hard_negs_{split}_in_{train_data}.csv", rows)
     return data_dir, image_dir
+
+
+def reference_text_work(data_dir: Path, complexities=(4, 5)) -> list[tuple[int, ...]]:
+    """The distinct token-id sequences of a synthetic root's productivity captions, shortest first
+    (ties by ids): the engine's text work order, computed with open_clip's own tokenizer."""
+    import open_clip
+
+    from crepe_utils import evaluation
+    queries = evaluation.load_queries("productivity", data_dir, complexities=complexities).queries
+    texts = sorted({c for q in queries for c in q.candidates})
+    rows = open_clip.get_tokenizer("ViT-B-32")(texts).tolist()
+    ids = {tuple(t for t in row if t) for row in rows}     # 0 pads; the fixture's words never encode to it
+    return sorted(ids, key=lambda t: (len(t), t))
