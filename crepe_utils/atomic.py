@@ -166,6 +166,19 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
+def published_files(root: str | os.PathLike, name: str) -> list[Path]:
+    """Every file called ``name`` below ``root`` outside hidden (temporary) folders, sorted.
+
+    Folders that vanish while they are listed (replaced by a concurrent writer) are skipped.
+    """
+    found = []
+    for folder, subfolders, files in os.walk(root):        # os.walk ignores folders that vanish
+        subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+        if name in files:
+            found.append(Path(folder) / name)
+    return sorted(found)
+
+
 def is_temporary(path: Path, root: Path) -> bool:
     """Whether ``path`` lies inside a hidden (temporary) folder below ``root``."""
     return any(part.startswith(".") for part in path.relative_to(root).parts[:-1])

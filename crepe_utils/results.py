@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .atomic import atomic_directory, is_temporary, write_json
+from .atomic import atomic_directory, published_files, write_json
 
 SCHEMA_VERSION = 1
 KINDS = ("evaluated", "toy", "fixture")
@@ -111,9 +111,7 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     if root is None or not Path(root).exists():
         return pd.DataFrame(columns=columns)
     frames = []
-    for manifest_path in sorted(Path(root).rglob("manifest.json")):
-        if is_temporary(manifest_path, Path(root)):
-            continue
+    for manifest_path in published_files(root, "manifest.json"):
         read = _read_result(manifest_path.parent)
         if read is None:
             continue

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import helpers
-from crepe_utils import engine, evaluation, results
+from crepe_utils import atomic, engine, evaluation, results
 
 HERE = Path(__file__).resolve().parent
 #: 13 distinct crops (2 shards of 8 at batch size 1) and 430 captions (4 shards of 128 at 16).
@@ -94,7 +94,7 @@ def test_killed_run_resumes_to_identical_files(kill, at, images_left, texts_left
     _killed(_spawn(tmp_path, tiny_model, crash_root, out, cache, kill=kill, at=at))
     assert results.load_results(out).empty                    # no result is visible
     assert not (out.exists() and any(p.is_file() for p in out.rglob("*") if p.name == "manifest.json"
-                                     and not results.is_temporary(p, out)))
+                                     and not atomic.is_temporary(p, out)))
     clean_out, clean_cache = clean
     # exactly the shards written before the kill survive, each identical to the clean run's
     assert len(_shards(cache, "images")) == images_left and len(_shards(cache, "texts")) == texts_left
@@ -114,7 +114,7 @@ def test_kill_while_replacing_a_result_never_shows_a_mixture(tiny_model, crash_r
     old = _files(out)
     # killed while writing the new per-query table: the old result is untouched
     _killed(_spawn(tmp_path, tiny_model, crash_root, out, cache, kill="write", at=2, name="w"))
-    assert {k: v for k, v in _files(out).items() if not results.is_temporary(out / k, out)} == old
+    assert {k: v for k, v in _files(out).items() if not atomic.is_temporary(out / k, out)} == old
     assert set(results.load_results(out)["label"]) == {"old"}
     # killed between moving the old folder away and moving the new one in: no result at all
     _killed(_spawn(tmp_path, tiny_model, crash_root, out, cache, kill="publish", name="p"))
