@@ -81,6 +81,7 @@ def _shards(cache: Path, kind: str) -> set[str]:
     return {p.name for p in cache.rglob(f"{kind}-b*/shard-*.npz")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill, at, images_left, texts_left", [
     ("images", 11, 1, 0),     # 11th crop of 13: the first image shard (8) is stored, no text yet
     ("texts", 19, 2, 2),      # 19th text batch of 27: two text shards (2 × 8 batches) are stored
@@ -107,6 +108,7 @@ def test_killed_run_resumes_to_identical_files(kill, at, images_left, texts_left
     assert _shards(cache, "texts") == _shards(clean_cache, "texts")
 
 
+@pytest.mark.slow
 def test_kill_while_replacing_a_result_never_shows_a_mixture(tiny_model, crash_root, clean, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache"
     _evaluate(tiny_model, crash_root, out, cache, label="old", n_boot=100)
@@ -123,6 +125,7 @@ def test_kill_while_replacing_a_result_never_shows_a_mixture(tiny_model, crash_r
     assert _files(out) == _files(clean[0])                    # the leftovers of both kills are gone
 
 
+@pytest.mark.slow
 def test_two_processes_share_one_cache(tiny_model, crash_root, clean, tmp_path):
     cache, barrier = tmp_path / "cache", tmp_path / "go"
     procs = [_spawn(tmp_path, tiny_model, crash_root, tmp_path / f"out{i}", cache, barrier=str(barrier),
@@ -169,6 +172,7 @@ def test_damaged_shards_are_reported_and_recomputed(tiny_model, crash_root, clea
     assert _shards(cache, "texts") == _shards(clean[1], "texts")   # rewritten, identical
 
 
+@pytest.mark.slow
 def test_other_batch_sizes_never_mix_with_a_resumed_cache(tiny_model, crash_root, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache"
     _killed(_spawn(tmp_path, tiny_model, crash_root, out, cache, kill="texts", at=19))

@@ -339,6 +339,7 @@ def _toy_files(out: Path) -> dict:
     return files
 
 
+@pytest.mark.slow
 def test_pipeline_pins_cpu_numerics_whatever_the_machine_prefers(tmp_path):
     """Two processes told different machines' preferences (instruction set, MKL path, threads)
     train and evaluate bit-identically: the pipeline pins them before torch loads."""
