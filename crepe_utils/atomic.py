@@ -1,14 +1,21 @@
-"""Atomic file writes: a reader sees the old file or the complete new one, never a partial one.
+"""Atomic writes: a reader sees the old file (or folder) or the complete new one, never a partial one.
 
 Every output of the package (tables, figures, results, caches, downloads) goes through
 :func:`atomic_path`: the content is written to a temporary file in the destination folder
 and moved over the destination with :func:`os.replace` only once it is complete.
+
+A folder of files that belong together (one result) goes through :func:`atomic_directory`: it
+is built in a hidden temporary sibling and moved into place as a whole. Hidden siblings left by
+a killed process are removed by the next write of the same folder.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import shutil
+import socket
 import tempfile
 from pathlib import Path
 from typing import Iterator
@@ -57,3 +64,121 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
 def write_json(path: str | os.PathLike, obj) -> Path:
     """Write ``obj`` as indented, key-sorted JSON to ``path`` atomically."""
     return write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+
+
+# ------------------------------------------------------------------------------ whole folders
+
+def _owner() -> str:
+    """This process as it appears in temporary names: host (dots replaced) and pid."""
+    host = "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname()) or "host"
+    return f"{host}.{os.getpid()}"
+
+
+def _abandoned(sibling: Path, name: str) -> bool:
+    """Whether ``sibling`` is a temporary folder of ``name`` whose owner, on this host, has died."""
+    parts = sibling.name.rsplit(".", 4)   # "." + name, host, pid, random, kind
+    if len(parts) != 5 or parts[0] != f".{name}" or parts[4] not in ("partial", "replaced"):
+        return False
+    host, pid = parts[1], parts[2]
+    if host != _owner().split(".")[0] or not pid.isdigit():
+        return False                       # another host's: it cannot be told dead from here
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False                       # alive, another user's
+    return False
+
+
+def _fsync_tree(folder: Path) -> None:
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):     # not every platform can open a folder
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _publish(new: Path, path: Path) -> None:
+    """Move the complete folder ``new`` to ``path``, moving any folder already there away first.
+
+    Safe against concurrent writers of the same ``path``: each rename either succeeds or finds
+    the place taken and retries; the last writer's folder stays.
+    """
+    while True:
+        try:
+            os.rename(new, path)           # succeeds when path is absent (or an empty folder)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+        old = Path(tempfile.mkdtemp(prefix=f".{path.name}.{_owner()}.", suffix=".replaced", dir=path.parent))
+        try:
+            os.rename(path, old)           # replaces the empty placeholder ``old``
+        except FileNotFoundError:
+            old.rmdir()                    # another writer moved it first; try again
+            continue
+        try:
+            os.rename(new, path)
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+            continue                       # another writer published in between; replace theirs
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
+        return
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``path``; if the block succeeds, it becomes ``path``.
+
+    A reader of ``path`` sees the previous folder, then (for the instant between two renames)
+    none, then the complete new one; never a mixture and never a half-written folder. On an
+    exception, or if the process dies, ``path`` is left as it was.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for sibling in path.parent.glob(f".{path.name}.*"):
+        if sibling.is_dir() and _abandoned(sibling, path.name):
+            shutil.rmtree(sibling, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{_owner()}.", suffix=".partial", dir=path.parent))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700 folders; use the usual mode
+        _fsync_tree(tmp)
+        _publish(tmp, path)
+        _fsync_dir(path.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def published_files(root: str | os.PathLike, name: str) -> list[Path]:
+    """Every file called ``name`` below ``root`` outside hidden (temporary) folders, sorted.
+
+    Folders that vanish while they are listed (replaced by a concurrent writer) are skipped.
+    """
+    found = []
+    for folder, subfolders, files in os.walk(root):        # os.walk ignores folders that vanish
+        subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+        if name in files:
+            found.append(Path(folder) / name)
+    return sorted(found)
+
+
+def is_temporary(path: Path, root: Path) -> bool:
+    """Whether ``path`` lies inside a hidden (temporary) folder below ``root``."""
+    return any(part.startswith(".") for part in path.relative_to(root).parts[:-1])

@@ -23,9 +23,12 @@ Exactness choices, each switchable and recorded in the results manifest:
   and end with the end token; default), ``official`` (the CREPE repository's vendored tokenizer:
   cut at 77 tokens, end token dropped), ``error``. Over-long captions are counted either way.
 
-Resumability: embeddings are written in shards, each a fixed run of whole batches over a
-deterministically sorted work list; a killed run recomputes only the missing shards, with the
-same batch composition, and so ends with bit-identical embeddings and result files.
+Resumability: embeddings are written in shards, each a run of whole batches over a
+deterministically sorted work list, named by their content and verified when read (see
+:class:`EmbeddingStore`); a killed run recomputes only the missing (or damaged) shards, with the
+same batch composition, and so ends with bit-identical embeddings and result files. The cache
+folder is keyed by everything that can change a stored byte (:func:`model_fingerprint`,
+:func:`store_name`): a run with other settings computes into another folder instead of mixing.
 
 One limit of bit-identity, stated rather than hidden: an embedding's last bits can depend on the
 batch it was computed in (floating-point summation order; ~1e-7 for fp32, see the benchmark). Two
@@ -40,6 +43,7 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -51,6 +55,8 @@ from .data import Query
 from .errors import DataError, ModelError
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+#: Prefixes of ``EngineResult.stats`` entries that describe one run (timings, cache use), not its result.
+RUN_STATS = ("seconds_", "run_")
 TRUNCATIONS = ("keep_eot", "official", "error")
 
 
@@ -374,8 +380,31 @@ def encode_images(loaded, images: Sequence, batch_size: int = 64, precision: str
 
 # ------------------------------------------------------------------------------ embedding cache
 
+class CacheWarning(UserWarning):
+    """A damaged cache shard was found; its embeddings are recomputed."""
+
+
+SHARD_PREFIX = "shard-"
+
+
+def shard_digest(keys: Sequence[str], emb: np.ndarray) -> str:
+    """SHA-256 of a shard's content (keys, shape and float32 little-endian bytes): its file name."""
+    h = hashlib.sha256()
+    h.update("\n".join(keys).encode())
+    h.update(b"\0" + np.asarray(emb.shape, dtype="<i8").tobytes())
+    h.update(np.ascontiguousarray(emb, dtype="<f4").tobytes())
+    return h.hexdigest()[:40]
+
+
 class EmbeddingStore:
-    """Content-addressed embeddings of one model configuration, in atomically written shards.
+    """Content-addressed embeddings of one model configuration, in write-once shards.
+
+    Each shard is named by the SHA-256 of its content and written atomically (a temporary file,
+    then a rename), so a shard file is either absent or complete, and two processes that write
+    the same shard write the same bytes under the same name: concurrent runs sharing a cache
+    cannot corrupt it, and need no lock. Every shard is verified against its name when read; a
+    damaged one (truncated, flipped bits, unreadable) is reported with a :class:`CacheWarning`
+    naming it, removed, and its embeddings are recomputed by the caller.
 
     ``root=None`` keeps everything in memory (no cache).
     """
@@ -384,10 +413,33 @@ class EmbeddingStore:
         self.root = Path(root) if root is not None else None
         self._index: dict[str, tuple[int, int]] = {}
         self._shards: list[np.ndarray] = []
+        self.damaged: list[Path] = []
         if self.root is not None and self.root.is_dir():
-            for shard in sorted(self.root.glob("shard-*.npz")):
-                with np.load(shard, allow_pickle=False) as z:
-                    self._add_arrays(list(z["keys"]), z["emb"])
+            for shard in sorted(self.root.glob(f"{SHARD_PREFIX}*.npz")):
+                loaded = self._read(shard)
+                if loaded is not None:
+                    self._add_arrays(*loaded)
+
+    def _read(self, shard: Path) -> tuple[list[str], np.ndarray] | None:
+        expected = shard.name[len(SHARD_PREFIX):-len(".npz")]
+        try:
+            with open(shard, "rb") as fh, np.load(fh, allow_pickle=False) as z:
+                keys, emb = [str(k) for k in z["keys"]], np.asarray(z["emb"], dtype=np.float32)
+            if emb.ndim != 2 or len(keys) != len(emb):
+                raise ValueError(f"{len(keys)} keys for an array of shape {emb.shape}")
+            actual = shard_digest(keys, emb)
+            if actual != expected:
+                raise ValueError(f"content hash {actual[:12]}… differs from its name")
+        except FileNotFoundError:
+            return None                    # removed by a concurrent run that found it damaged
+        except Exception as exc:  # noqa: BLE001 - any unreadable shard is recomputed, not fatal
+            warnings.warn(f"embedding cache shard {shard} is damaged ({type(exc).__name__}: {exc}); "
+                          "it is removed and its embeddings are recomputed", CacheWarning, stacklevel=3)
+            self.damaged.append(shard)
+            with contextlib.suppress(OSError):
+                shard.unlink()
+            return None
+        return keys, emb
 
     def __contains__(self, key: str) -> bool:
         return key in self._index
@@ -402,12 +454,13 @@ class EmbeddingStore:
             self._index.setdefault(str(k), (s, i))
 
     def add(self, keys: list[str], emb: np.ndarray) -> None:
+        emb = np.ascontiguousarray(emb, dtype=np.float32)
         if self.root is not None:
-            name = hashlib.sha1("\n".join(keys).encode()).hexdigest()[:20]
-            with atomic_path(self.root / f"shard-{name}.npz") as tmp:
+            name = f"{SHARD_PREFIX}{shard_digest(keys, emb)}.npz"
+            with atomic_path(self.root / name) as tmp:
                 with open(tmp, "wb") as fh:
-                    np.savez(fh, keys=np.array(keys), emb=emb.astype(np.float32))
-        self._add_arrays(keys, emb.astype(np.float32))
+                    np.savez(fh, keys=np.array(keys), emb=emb)
+        self._add_arrays(keys, emb)
 
     def get(self, keys: Sequence[str]) -> np.ndarray:
         if not keys:
@@ -421,28 +474,62 @@ class EmbeddingStore:
 
 
 def model_fingerprint(loaded, precision: str, length_cut: bool, truncation: str) -> str:
-    """Everything that changes an embedding, hashed: weights, architecture, preprocessing, numerics."""
+    """Everything that changes an embedding of the model, hashed: weights, architecture,
+    preprocessing, numerics, and the kernels that compute it (device, CPU instruction set and
+    thread count, torch version). The batch size, which also changes an embedding's last bits,
+    names the store inside it (:func:`store_name`).
+    """
     import torch
     spec = loaded.spec
+    device = loaded.device
+    if device.type == "cuda":
+        kernels = {"gpu": torch.cuda.get_device_name(device), "cuda": torch.version.cuda,
+                   "cudnn": torch.backends.cudnn.version()}
+    else:
+        kernels = {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
+                   "mkldnn": bool(torch.backends.mkldnn.enabled), "MKL_CBWR": os.environ.get("MKL_CBWR")}
     ident = {
         "architecture": spec.architecture, "model_config": spec.model_config,
         "weights": spec.checkpoint_sha256 or spec.pretrained or "random-init",
         "preprocess": spec.preprocess, "context_length": spec.context_length,
         "precision": precision, "length_cut": length_cut, "truncation": truncation,
-        "device": loaded.device.type, "torch": torch.__version__,
+        "device": device.type, "torch": torch.__version__, "kernels": kernels,
     }
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 
+def store_name(kind: str, batch_size: int) -> str:
+    """The cache folder of one kind of embedding ("images", "texts") computed in batches of ``batch_size``.
+
+    The batch size changes stored bytes (which rows share a matrix product, and with length
+    cutting the padded width), so each batch size has its own store; the shard size does not
+    (shards are whole batches of the same work list) and is not part of it.
+    """
+    return f"{kind}-b{int(batch_size)}"
+
+
 def _fill(store: EmbeddingStore, keys: list[str], compute: Callable[[list[int]], np.ndarray],
-          chunk: int) -> None:
+          chunk: int, batch_size: int) -> None:
     """Compute the embeddings of ``keys`` missing from ``store``, in shards of ``chunk`` items.
 
-    ``keys`` is the full work list in its deterministic order; ``compute`` gets positions in it.
+    ``keys`` is the full work list in its deterministic order; ``compute`` gets positions in it
+    and batches them by ``batch_size`` from the first. Each shard is a run of positions that a
+    fresh run would batch the same way: it starts at a multiple of ``batch_size`` in ``keys``
+    and ends at the next shard boundary or at a stored key, so a resumed run computes every
+    embedding in the same batch as an uninterrupted one.
     """
+    if chunk % batch_size:
+        raise ValueError(f"shard size {chunk} is not a multiple of the batch size {batch_size}")
     todo = [i for i, k in enumerate(keys) if k not in store]
-    for start in range(0, len(todo), chunk):
-        positions = todo[start:start + chunk]
+    runs: list[list[int]] = []
+    for i in todo:
+        last = runs[-1][-1] if runs else None
+        # a new run at a gap (stored keys between) or at a shard boundary of the full list
+        if last is None or i != last + 1 or i % chunk == 0:
+            runs.append([i])
+        else:
+            runs[-1].append(i)
+    for positions in runs:
         emb = compute(positions)
         good = [j for j in range(len(positions)) if np.isfinite(emb[j]).all()]
         if good:
@@ -561,7 +648,7 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
             crop_keys[ck] = hashlib.sha1(f"{q.image_id}|{q.box!r}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
     crops = sorted(crop_keys, key=lambda k: (len(k[0]), k[0], k[1]))
     crop_key_list = [crop_keys[c] for c in crops]
-    image_store = EmbeddingStore(root / "images" if root else None)
+    image_store = EmbeddingStore(root / store_name("images", image_batch_size) if root else None)
 
     crop_problems: dict[tuple, tuple[str, str]] = {}     # (image id, box) → (kind, reason)
 
@@ -569,9 +656,11 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         items = [(str(image_index.path(crops[p][0])), crops[p][1]) for p in pos]
         emb, problems = encode_crops(loaded, items, image_batch_size, precision, num_workers, progress)
         crop_problems.update({crops[pos[j]]: why for j, why in problems.items()})
+        counts["images_encoded"] += len(pos)
         return emb
+    counts = {"images_encoded": 0, "texts_encoded": 0}
     t_img = time.perf_counter()
-    _fill(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches)
+    _fill(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches, image_batch_size)
     t_img = time.perf_counter() - t_img
     if crop_problems:
         kept, dropped = _drop_unusable_crops(kept, crop_problems, image_index, skip_missing_images, skip_bad_boxes)
@@ -591,13 +680,16 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     for t, ids in zip(texts, tokens.ids):
         distinct_ids.setdefault(text_key[t], ids)
     work = sorted(distinct_ids, key=lambda k: (len(distinct_ids[k]), distinct_ids[k]))
-    text_store = EmbeddingStore(root / "texts" if root else None)
+    text_store = EmbeddingStore(root / store_name("texts", text_batch_size) if root else None)
     t_tok = time.perf_counter() - t_tok
     t_txt = time.perf_counter()
-    _fill(text_store, work,
-          lambda pos: encode_token_ids(loaded, [distinct_ids[work[p]] for p in pos], text_batch_size,
-                                       precision, length_cut, progress),
-          text_batch_size * shard_batches)
+
+    def compute_texts(pos):
+        counts["texts_encoded"] += len(pos)
+        return encode_token_ids(loaded, [distinct_ids[work[p]] for p in pos], text_batch_size, precision,
+                                length_cut, progress)
+    _fill(text_store, work, compute_texts,
+          text_batch_size * shard_batches, text_batch_size)
     t_txt = time.perf_counter() - t_txt
 
     # -- scores: each query's own candidates against its crop, vectorised over all candidates
@@ -620,6 +712,9 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         "n_distinct_crops": len(crops), "n_distinct_texts": len(distinct_ids), "n_texts": len(texts),
         "n_token_identical_merged": len(texts) - len(distinct_ids),
         "n_overlength_texts": len(over), "cache_fingerprint": fp,
+        # what this run found in the cache: run-specific (RUN_STATS), unlike everything above
+        "run_n_crops_encoded": counts["images_encoded"], "run_n_texts_encoded": counts["texts_encoded"],
+        "run_n_damaged_cache_shards": len(image_store.damaged) + len(text_store.damaged),
         "length_cut": bool(length_cut and _cut_text_forward(loaded.model) is not None),
         "fp32_precision": _settings_in_effect(precision, loaded.device),
         "seconds_images": round(t_img, 3), "seconds_tokenize": round(t_tok, 3), "seconds_texts": round(t_txt, 3),

@@ -242,13 +242,13 @@ def _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries: D.Qu
         "data": {"data_dir": str(data_dir), "image_dir": str(image_dir), "files_sha256": files,
                  "rows_read": queries.files, "issues": dict(issues),
                  "skipped_by_engine": dict(Counter(why for _, why in result.skipped))},
-        "engine": {**settings, **{k: v for k, v in result.stats.items() if not k.startswith("seconds")},
+        "engine": {**settings, **{k: v for k, v in result.stats.items() if not k.startswith(engine.RUN_STATS)},
                    "device": str(loaded.device)},
         "environment": environment(),
         # Everything that differs between two identical runs lives here (and only here).
         "run": {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(seconds, 1),
                 "host": platform.node(),
-                **{k: v for k, v in result.stats.items() if k.startswith("seconds")}},
+                **{k: v for k, v in result.stats.items() if k.startswith(engine.RUN_STATS)}},
     }
 
 

@@ -8,8 +8,8 @@ A *results folder* holds one sub-folder per evaluated (model, benchmark[, traini
         manifest.json      provenance (MANIFEST_KEYS): code, data, model, device, precision, label
 
 A retrieval set is one model × benchmark × HN type × split (systematicity: SC/UC) or complexity
-(productivity: 4..12). Recall values are percentages. Every file is written atomically;
-``load_results`` reads any folder of such sub-folders, however deep.
+(productivity: 4..12). Recall values are percentages. A result folder is written atomically as
+a whole; ``load_results`` reads any folder of such sub-folders, however deep.
 
 ``kind`` in the manifest (and the ``kind`` column of :func:`load_results`) says what the numbers
 are: ``"evaluated"`` (the real CREPE data), ``"toy"`` (the procedurally generated toy world) or
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .atomic import atomic_path, write_json
+from .atomic import atomic_directory, published_files, write_json
 
 SCHEMA_VERSION = 1
 KINDS = ("evaluated", "toy", "fixture")
@@ -59,11 +59,13 @@ def _safe(name: str) -> str:
 
 
 def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query, manifest: dict) -> Path:
-    """Write the three files of one result, each atomically; the manifest last.
+    """Write the three files of one result as one folder, atomically.
 
     ``per_query`` is a DataFrame or an iterable of DataFrames (written chunk by chunk, so memory
-    stays flat). A reader that finds a ``manifest.json`` therefore finds the complete summary and
-    per-query files of the same run beside it.
+    stays flat). The files are written into a hidden temporary sibling of ``directory`` that then
+    replaces it as a whole (:func:`crepe_utils.atomic.atomic_directory`): a reader finds either
+    the previous complete result or the new one, never a mixture; a failed or killed write
+    leaves the previous result as it was.
     """
     directory = Path(directory)
     missing = [c for c in SUMMARY_COLUMNS if c not in summary.columns]
@@ -72,11 +74,11 @@ def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query,
     if manifest.get("kind") not in KINDS:
         raise ValueError(f"manifest 'kind' must be one of {KINDS}, got {manifest.get('kind')!r}")
     manifest = {"schema_version": SCHEMA_VERSION, **manifest}
-    with atomic_path(directory / "summary.csv") as tmp:
-        summary[SUMMARY_COLUMNS].to_csv(tmp, index=False, float_format="%.6g")
-    with atomic_path(directory / "per_query.csv.gz") as tmp:
+    with atomic_directory(directory) as tmp:
+        summary[SUMMARY_COLUMNS].to_csv(tmp / "summary.csv", index=False, float_format="%.6g")
         # No name and mtime=0 in the gzip header keep the file identical across identical runs.
-        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
+        with open(tmp / "per_query.csv.gz", "wb") as raw, \
+                gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
             frames = [per_query] if isinstance(per_query, pd.DataFrame) else per_query
             header = True
             for frame in frames:
@@ -87,7 +89,7 @@ def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query,
                 header = False
             if header:  # no rows at all: still write the header
                 gz.write((",".join(PER_QUERY_COLUMNS) + "\n").encode())
-    write_json(directory / "manifest.json", manifest)
+        write_json(tmp / "manifest.json", manifest)
     return directory
 
 
@@ -104,19 +106,17 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     """All summaries under ``root`` as one DataFrame (empty, with the columns, when none).
 
     Adds ``kind``, ``label`` and the model's ``display`` name from each manifest, and ``result_dir``. A summary without a
-    manifest beside it is an interrupted write and is ignored.
+    manifest beside it is not a result and is ignored, as are hidden (temporary) folders.
     """
     columns = SUMMARY_COLUMNS + ["kind", "label", "display", "result_dir"]
     if root is None or not Path(root).exists():
         return pd.DataFrame(columns=columns)
     frames = []
-    for manifest_path in sorted(Path(root).rglob("manifest.json")):
-        summary_path = manifest_path.parent / "summary.csv"
-        if not summary_path.exists():
+    for manifest_path in published_files(root, "manifest.json"):
+        read = _read_result(manifest_path.parent)
+        if read is None:
             continue
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        df = pd.read_csv(summary_path, keep_default_na=True, dtype={"split": "string",
-                                                                    "train_data": "string"})
+        manifest, df = read
         df["kind"] = manifest.get("kind", "evaluated")
         df["label"] = manifest.get("label", "")
         df["display"] = manifest.get("model", {}).get("display") or df["model"]
@@ -127,6 +127,40 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     out = pd.concat(frames, ignore_index=True)
     out["complexity"] = out["complexity"].astype("Int64")
     return out.reindex(columns=columns)   # results written before a column existed read as NaN there
+
+
+def _read_result(directory: Path, attempts: int = 3) -> tuple[dict, pd.DataFrame] | None:
+    """(manifest, summary) of one result folder, both read from the same folder.
+
+    The folder is opened once and both files are read through that handle, so a folder being
+    replaced at the same moment cannot pair one run's manifest with another's summary (a
+    published folder is never modified, only replaced whole). If the folder disappears while it
+    is read, it is opened again. None when there is no summary.
+    """
+    if os.open not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
+        opener_for = lambda fd: None  # noqa: E731 - no folder handles here: plain paths
+    else:
+        def opener_for(fd):
+            return lambda name, flags: os.open(name, flags, dir_fd=fd)
+    for attempt in range(attempts):
+        try:
+            fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except FileNotFoundError:
+            return None
+        try:
+            opener = opener_for(fd)
+            base = Path("") if opener else directory
+            with open(base / "manifest.json", encoding="utf-8", opener=opener) as fh:
+                manifest = json.load(fh)
+            with open(base / "summary.csv", "rb", opener=opener) as fh:
+                df = pd.read_csv(fh, keep_default_na=True, dtype={"split": "string", "train_data": "string"})
+            return manifest, df
+        except FileNotFoundError:
+            if attempt == attempts - 1 or not (directory / "manifest.json").exists():
+                return None
+        finally:
+            os.close(fd)
+    return None
 
 
 def load_per_query(directory: str | os.PathLike) -> pd.DataFrame:

@@ -207,3 +207,16 @@ def differential_crepe_root(root: Path, seed: int = 1) -> tuple[Path, Path]:
 def _row(image_id, caption, box, negs):
     return dict(image_id=image_id, caption=caption, x=box[0], y=box[1], width=box[2], height=box[3],
                 hard_negs=negs)
+
+
+def reference_text_work(data_dir: Path, complexities=(4, 5)) -> list[tuple[int, ...]]:
+    """The distinct token-id sequences of a synthetic root's productivity captions, shortest first
+    (ties by ids): the engine's text work order, computed with open_clip's own tokenizer."""
+    import open_clip
+
+    from crepe_utils import evaluation
+    queries = evaluation.load_queries("productivity", data_dir, complexities=complexities).queries
+    texts = sorted({c for q in queries for c in q.candidates})
+    rows = open_clip.get_tokenizer("ViT-B-32")(texts).tolist()
+    ids = {tuple(t for t in row if t) for row in rows}     # 0 pads; the fixture's words never encode to it
+    return sorted(ids, key=lambda t: (len(t), t))

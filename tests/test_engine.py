@@ -210,31 +210,40 @@ def test_cpu_fp32_runs_are_identical(tiny_model, synthetic_root, tmp_path):
 
 def test_resume_after_crash_gives_identical_files(tiny_model, synthetic_root, tmp_path, monkeypatch):
     _evaluate(tiny_model, synthetic_root, tmp_path / "clean", tmp_path / "cache-clean", text_batch_size=16)
-    real = engine.encode_token_ids
+    work = helpers.reference_text_work(synthetic_root[0])
+    assert len(work) == 214                                            # 16-text batches, 8 per shard: 128 + 86
+    real_texts, real_crops = engine.encode_token_ids, engine.encode_crops
     calls = {"n": 0}
 
     def crash_on_second_shard(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 2:
             raise KeyboardInterrupt("simulated crash")
-        return real(*args, **kwargs)
+        return real_texts(*args, **kwargs)
 
     monkeypatch.setattr(engine, "encode_token_ids", crash_on_second_shard)
     with pytest.raises(KeyboardInterrupt):
-        # 16-text batches, 8 batches per shard: 214 texts → two shards, the crash hits the second
         _evaluate(tiny_model, synthetic_root, tmp_path / "resumed", tmp_path / "cache", text_batch_size=16)
     assert not (tmp_path / "resumed").exists()                        # nothing half-written
-    shards = list((tmp_path / "cache").rglob("texts/shard-*.npz"))
+    shards = list((tmp_path / "cache").rglob("texts-b16/shard-*.npz"))
     assert len(shards) == 1                                            # the first shard survived
-    seen = []
+    with np.load(shards[0]) as z:
+        assert len(z["keys"]) == 128
+    texts_seen, crops_seen = [], []
 
-    def counting(loaded, ids, *args, **kwargs):
-        seen.append(len(ids))
-        return real(loaded, ids, *args, **kwargs)
+    def counting_texts(loaded, ids, *args, **kwargs):
+        texts_seen.append(list(ids))
+        return real_texts(loaded, ids, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "encode_token_ids", counting)
+    def counting_crops(loaded, items, *args, **kwargs):
+        crops_seen.append(list(items))
+        return real_crops(loaded, items, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "encode_token_ids", counting_texts)
+    monkeypatch.setattr(engine, "encode_crops", counting_crops)
     _evaluate(tiny_model, synthetic_root, tmp_path / "resumed", tmp_path / "cache", text_batch_size=16)
-    assert sum(seen) < 214                                             # only the missing shard was encoded
+    assert texts_seen == [work[128:]]                                  # exactly the second text shard, once
+    assert crops_seen == []                                            # every crop came from the cache
     assert _files(tmp_path / "clean") == _files(tmp_path / "resumed")
 
 

@@ -1,6 +1,8 @@
 """The results format, atomic writes and the table/figure writers."""
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import pytest
 
@@ -46,6 +48,74 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path):
             raise RuntimeError("crash")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def _folder(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_failed_overwrite_leaves_the_old_result_whole(tmp_path):
+    target = tmp_path / "m" / "productivity"
+    results.write_result(target, _summary(), _per_query(), {"kind": "fixture", "label": "old"})
+    before = _folder(tmp_path)
+
+    def frames():
+        yield _per_query()
+        raise RuntimeError("killed mid-table")
+    with pytest.raises(RuntimeError):
+        results.write_result(target, _summary().assign(r1=50), frames(), {"kind": "fixture", "label": "new"})
+    assert _folder(tmp_path) == before                        # nothing new, no temporary folder
+    results.write_result(target, _summary().assign(r1=50), _per_query(), {"kind": "fixture", "label": "new"})
+    df = results.load_results(tmp_path)
+    assert df["label"].tolist() == ["new"] and df["r1"].tolist() == [50]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["productivity"]
+
+
+def test_hidden_and_abandoned_folders(tmp_path):
+    import subprocess
+    import sys
+    target = tmp_path / "m" / "productivity"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    host = atomic._owner().split(".")[0]
+    abandoned = target.parent / f".productivity.{host}.{dead}.abc123.partial"
+    live = target.parent / f".productivity.{host}.{os.getpid()}.abc456.partial"
+    for folder in (abandoned, live):     # complete-looking leftovers: never read as results
+        results.write_result(folder, _summary(), _per_query(), {"kind": "fixture", "label": "temporary"})
+    assert results.load_results(tmp_path).empty
+    results.write_result(target, _summary(), _per_query(), {"kind": "fixture", "label": "real"})
+    assert not abandoned.exists() and live.exists()           # only a dead process's leftovers go
+    assert results.load_results(tmp_path)["label"].tolist() == ["real"]
+
+
+def test_readers_never_pair_two_writes(tmp_path):
+    """One thread replaces a result over and over, another reads it: every read is one write's."""
+    import threading
+    target = tmp_path / "m" / "productivity"
+    results.write_result(target, _summary().assign(r1=0), _per_query(), {"kind": "fixture", "label": "0"})
+    stop, seen, errors = threading.Event(), [], []
+
+    def write():
+        for i in range(1, 80):
+            results.write_result(target, _summary().assign(r1=i), _per_query(), {"kind": "fixture", "label": str(i)})
+        stop.set()
+
+    def read():
+        while not stop.is_set():
+            try:
+                df = results.load_results(tmp_path)
+            except Exception as exc:  # noqa: BLE001 - collected and failed below
+                errors.append(exc)
+                return
+            seen.extend(zip(df["label"], df["r1"]))
+    threads = [threading.Thread(target=write), threading.Thread(target=read)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and seen
+    assert all(str(int(r1)) == label for label, r1 in seen)   # manifest and summary of the same write
+    assert sorted(p.name for p in target.parent.iterdir()) == ["productivity"]
 
 
 def test_markdown_and_latex_tables():

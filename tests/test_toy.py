@@ -314,3 +314,51 @@ def test_evaluate_stage_goes_through_the_engine(tmp_path, capsys, monkeypatch):
     results = load_results(out / "results")
     assert set(results["kind"]) == {"toy"} and set(results["benchmark"]) == {"systematicity", "productivity"}
     assert set(results.loc[results["benchmark"] == "systematicity", "split"]) == {"SC", "UC"}
+
+
+def _toy_files(out: Path) -> dict:
+    """What the toy pipeline computed: weights, training log, result files (manifests without
+    their run section), each stage's record without its timing; ``out`` itself reads OUT."""
+    import torch
+    files = {}
+    for p in sorted(out.rglob("*")):
+        if not p.is_file() or "world" in p.relative_to(out).parts[:1]:
+            continue
+        rel = str(p.relative_to(out))
+        if p.suffix == ".pt":
+            state = torch.load(p, weights_only=True)["state_dict"]
+            files[rel] = {k: v.numpy().tobytes() for k, v in state.items()}
+        elif p.name in ("manifest.json", "stage.json"):
+            record = json.loads(p.read_text().replace(str(out), "OUT"))     # paths name the folder
+            for key in ("run", "seconds"):
+                record.pop(key, None)
+            record.get("summary", {}).pop("seconds", None)
+            files[rel] = json.dumps(record, sort_keys=True)
+        else:
+            files[rel] = p.read_bytes()
+    return files
+
+
+@pytest.mark.slow
+def test_pipeline_pins_cpu_numerics_whatever_the_machine_prefers(tmp_path):
+    """Two processes told different machines' preferences (instruction set, MKL path, threads)
+    train and evaluate bit-identically: the pipeline pins them before torch loads."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    machines = {"a": {"ATEN_CPU_CAPABILITY": "avx512", "MKL_CBWR": "AUTO", "OMP_NUM_THREADS": "1"},
+                "b": {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "2"}}
+    for name, machine in machines.items():
+        env = {**os.environ, **machine, "CREPE_CACHE": str(tmp_path / f"cache-{name}"),
+               "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+        done = subprocess.run([sys.executable, "-m", "crepe_utils", "toy", "--out", str(tmp_path / name),
+                               "--train-scenes", "60", "--syst-rows", "5", "--prod-rows", "1", "--batch-size", "8",
+                               "--steps", "3", "--quiet"], env=env, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stdout + done.stderr
+    a, b = _toy_files(tmp_path / "a"), _toy_files(tmp_path / "b")
+    assert a.keys() == b.keys() and any(k.endswith(".pt") for k in a) and any("per_query" in k for k in a)
+    assert a == b
+    record = json.loads((tmp_path / "a" / "model" / "stage.json").read_text())
+    assert record["config"]["numerics"]["threads"] == 2 and record["config"]["numerics"]["MKL_CBWR"] == "AVX2"

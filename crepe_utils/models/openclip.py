@@ -249,8 +249,10 @@ def save_checkpoint(model, path: str | os.PathLike) -> Path:
     """Save ``model``'s weights in the layout open_clip loads (``{'state_dict': ...}``), atomically."""
     import torch
     from ..atomic import atomic_path
-    with atomic_path(path) as tmp:
-        torch.save({"state_dict": model.state_dict()}, tmp)
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        # through a file object: torch names the archive's records after a path's file name,
+        # which for the temporary file is random and would make identical weights differ
+        torch.save({"state_dict": model.state_dict()}, fh)
     return Path(path)
 
 

@@ -13,6 +13,10 @@ and, since their keys contain it, every later one. ``stage.json`` is written as 
 the work and "complete" after it, so an interrupted stage is recomputed, and a folder without
 one was not made here and is never deleted.
 
+Training and evaluation run with pinned CPU numerics (:mod:`crepe_utils.toy.numerics`): the
+environment is pinned before torch is imported, and what is in effect is part of the model's
+and the results' keys.
+
 Every number this produces is labelled ``kind="toy"``: it describes a model trained for minutes
 on synthetic shapes, not the paper's models.
 """
@@ -26,6 +30,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from ..atomic import write_json
+from . import numerics
 from .build import DEFAULT_HELD_OUT, TRAIN_DATA, WorldConfig, WorldError, build_world
 from .train import TrainConfig, TrainError, train
 from .world import CaptionError, with_converses
@@ -34,7 +39,8 @@ STAGES = ("world", "model", "results")
 PACKAGE = Path(__file__).resolve().parent.parent
 SOURCES = {
     "world": [PACKAGE / "toy" / f for f in ("world.py", "foils.py", "build.py")] + [PACKAGE / "data.py"],
-    "model": [PACKAGE / "toy" / "train.py", PACKAGE / "models" / "spec.py", PACKAGE / "models" / "openclip.py"],
+    "model": [PACKAGE / "toy" / "train.py", PACKAGE / "toy" / "numerics.py", PACKAGE / "models" / "spec.py",
+              PACKAGE / "models" / "openclip.py"],
     "results": sorted(PACKAGE.glob("*.py")) + sorted((PACKAGE / "models").glob("*.py")),
 }
 
@@ -82,8 +88,10 @@ def _run_stage(folder: Path, stage: str, key: str, config: dict, work, force: bo
 
 # ------------------------------------------------------------------------------ the stages
 
-def evaluate_toy(world: Path, model: Path, model_summary: dict, out: Path, seed: int, progress: bool) -> dict:
-    """Evaluate the trained model on the world with the engine (both benchmarks); headline numbers."""
+def evaluate_toy(world: Path, model: Path, model_summary: dict, out: Path, seed: int, progress: bool,
+                 threads: int = 2) -> dict:
+    """Evaluate the trained model on the world with the engine (both benchmarks), with pinned
+    numerics on ``threads`` threads; headline numbers."""
     try:
         from ..evaluation import evaluate
     except ImportError as exc:
@@ -93,8 +101,9 @@ def evaluate_toy(world: Path, model: Path, model_summary: dict, out: Path, seed:
                   model_config=str(model / model_summary["model_config"]), data_dir=str(world),
                   image_dir=str(world / "images"), out=str(out), kind="toy", label=f"toy world (seed {seed})",
                   device="cpu", precision="fp32", progress=progress)
-    syst = evaluate(benchmark="systematicity", train_data=TRAIN_DATA, **common)
-    prod = evaluate(benchmark="productivity", **common)
+    with numerics.pinned(threads):
+        syst = evaluate(benchmark="systematicity", train_data=TRAIN_DATA, **common)
+        prod = evaluate(benchmark="productivity", **common)
     columns = ["hn_type", "split", "complexity", "n_queries", "r1", "chance_r1", "r1_ci_low", "r1_ci_high"]
     return {"systematicity": _records(syst, columns), "productivity": _records(prod, columns)}
 
@@ -135,7 +144,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--steps", type=int, default=t.steps, help=f"training steps (default: {t.steps})")
     parser.add_argument("--batch-size", type=int, default=t.batch_size, help=f"default: {t.batch_size}")
     parser.add_argument("--threads", type=int, default=t.threads,
-                        help=f"CPU threads for training; part of the result (default: {t.threads})")
+                        help=f"CPU threads for training and evaluation; part of the result (default: {t.threads})")
     parser.add_argument("--train-scenes", type=int, default=w.train_scenes, help=f"default: {w.train_scenes}")
     parser.add_argument("--syst-rows", type=int, default=w.syst_rows_per_split,
                         help=f"systematicity rows per split (default: {w.syst_rows_per_split})")
@@ -162,6 +171,7 @@ def run(args) -> int:
     progress = not args.quiet
     world_dir, model_dir, results_dir = (out / s for s in STAGES)
     keys: dict[str, str] = {}
+    numerics.pin_environment()     # before anything below imports torch
     try:
         world_cfg, train_cfg = configs(args)
         keys["world"] = stage_key("world", world_cfg.to_dict(), None)
@@ -170,8 +180,10 @@ def run(args) -> int:
         _report("world", world_dir, cached)
         if args.until == "world":
             return 0
-        keys["model"] = stage_key("model", train_cfg.to_dict(), keys["world"])
-        model, cached = _run_stage(model_dir, "model", keys["model"], train_cfg.to_dict(),
+        cpu = numerics.in_effect(train_cfg.threads)
+        model_cfg = {**train_cfg.to_dict(), "numerics": cpu}
+        keys["model"] = stage_key("model", model_cfg, keys["world"])
+        model, cached = _run_stage(model_dir, "model", keys["model"], model_cfg,
                                    lambda f: _train_stage(world_dir, f, train_cfg, progress), args.force)
         _report("model", model_dir, cached)
         print(f"  training: {model['seconds']} s, final loss {model['final_loss']:.3f}, in-batch accuracy "
@@ -179,10 +191,11 @@ def run(args) -> int:
               f"(chance {100 * model['val_chance']:.1f} %)")
         if args.until == "model":
             return 0
-        eval_cfg = {"seed": args.seed, "device": "cpu", "precision": "fp32"}
+        eval_cfg = {"seed": args.seed, "device": "cpu", "precision": "fp32", "numerics": cpu}
         keys["results"] = stage_key("results", eval_cfg, keys["model"])
         results, cached = _run_stage(results_dir, "results", keys["results"], eval_cfg,
-                                     lambda f: evaluate_toy(world_dir, model_dir, model, f, args.seed, progress),
+                                     lambda f: evaluate_toy(world_dir, model_dir, model, f, args.seed, progress,
+                                                            train_cfg.threads),
                                      args.force)
         _report("results", results_dir, cached)
     except (StageError, WorldError, TrainError, CaptionError) as exc:

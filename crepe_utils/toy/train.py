@@ -17,8 +17,10 @@ cores. Images get no augmentation (a flip would swap "left of" and "right of").
     out/train_log.csv         step, loss, learning rate, logit scale
 
 Reproducibility: the seed fixes initialisation and batch order; the thread count is part of the
-config, and deterministic algorithms are switched on for the run (both restored afterwards), so
-the same config on the same machine gives the same weights.
+config; the run uses :func:`crepe_utils.toy.numerics.pinned` (that thread count, deterministic
+algorithms, oneDNN off; restored afterwards). The same config on the same machine gives the same
+weights; on other x86-64 machines too when the process was pinned before torch was imported
+(:func:`crepe_utils.toy.numerics.pin_environment`, which the toy pipeline does).
 
 ``in_batch_accuracy`` is the sanity check: image-to-caption accuracy among ``k`` candidates from
 unseen validation scenes whose captions use seen compounds only (chance 1/k).
@@ -39,6 +41,7 @@ from ..progress import tqdm
 
 from ..atomic import write_json, write_text
 from ..images import open_rgb
+from .numerics import pinned
 
 
 class TrainError(ValueError):
@@ -152,10 +155,7 @@ def train(world: str | os.PathLike, out: str | os.PathLike, config: TrainConfig,
                          f"{config.context_length}: raise context_length")
     cfg_path = write_json(out / f"{config.model_name}.json", config.model_config(image_size))
 
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(config.threads)
-    torch.use_deterministic_algorithms(True)
-    try:
+    with pinned(config.threads):
         open_clip.add_model_config(cfg_path)
         torch.manual_seed(config.seed)
         model, _, preprocess = open_clip.create_model_and_transforms(config.model_name, pretrained=None)
@@ -169,9 +169,6 @@ def train(world: str | os.PathLike, out: str | os.PathLike, config: TrainConfig,
         seconds = time.perf_counter() - start
         model.eval()
         accuracy = in_batch_accuracy(model, *val, k=eval_k)
-    finally:
-        torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(deterministic)
 
     checkpoint = save_checkpoint(model, out / f"{config.model_name}.pt")
     buf = io.StringIO()

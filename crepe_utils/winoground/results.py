@@ -9,8 +9,9 @@ One evaluation lives in ``<results>/<model>/winoground/`` (:func:`crepe_utils.re
 
 The file names carry a ``winoground_`` prefix so that CREPE's :func:`crepe_utils.results.load_results`
 (which reads every ``manifest.json`` + ``summary.csv``) never mistakes them for CREPE results, even
-in a shared results folder. Every file is written atomically, the manifest last: a folder with a
-manifest holds a complete result. ``kind`` is ``"evaluated"`` (the real data), ``"toy"`` or
+in a shared results folder. The folder is written atomically as a whole
+(:func:`crepe_utils.atomic.atomic_directory`): a reader finds the previous result or the new one,
+never a mixture or a half-written folder. ``kind`` is ``"evaluated"`` (the real data), ``"toy"`` or
 ``"fixture"`` (synthetic data), as in :mod:`crepe_utils.results`.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..atomic import atomic_path, write_json
+from ..atomic import atomic_directory, published_files, write_json
 from ..results import KINDS, SCHEMA_VERSION, result_dir
 from .evaluation import PER_EXAMPLE_COLUMNS, Evaluation
 from .statistics import SUMMARY_COLUMNS
@@ -50,12 +51,11 @@ def write_results(directory: str | os.PathLike, evaluation: Evaluation, manifest
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise ValueError(f"{name} lacks columns {missing}")
-    with atomic_path(directory / SUMMARY_FILE) as tmp:
-        evaluation.summary[SUMMARY_COLUMNS].to_csv(tmp, index=False)
-    with atomic_path(directory / PER_EXAMPLE_FILE) as tmp:
+    with atomic_directory(directory) as tmp:
+        evaluation.summary[SUMMARY_COLUMNS].to_csv(tmp / SUMMARY_FILE, index=False)
         # Full float precision: a reader can see which similarities are exactly equal.
-        evaluation.per_example[PER_EXAMPLE_COLUMNS].to_csv(tmp, index=False, float_format="%.17g")
-    write_json(directory / MANIFEST_FILE, {"schema_version": SCHEMA_VERSION, "benchmark": BENCHMARK, **manifest})
+        evaluation.per_example[PER_EXAMPLE_COLUMNS].to_csv(tmp / PER_EXAMPLE_FILE, index=False, float_format="%.17g")
+        write_json(tmp / MANIFEST_FILE, {"schema_version": SCHEMA_VERSION, "benchmark": BENCHMARK, **manifest})
     return directory
 
 
@@ -67,14 +67,14 @@ def _read_summary(path: Path) -> pd.DataFrame:
 def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     """Every Winoground summary under ``root`` (any depth) as one table, with PROVENANCE_COLUMNS.
 
-    Empty (with the columns) when there is none. A summary without its manifest is an
-    interrupted write and is ignored.
+    Empty (with the columns) when there is none. A summary without its manifest is not a
+    result and is ignored, as are hidden (temporary) folders.
     """
     columns = SUMMARY_COLUMNS + PROVENANCE_COLUMNS
     if root is None or not Path(root).exists():
         return pd.DataFrame(columns=columns)
     frames = []
-    for manifest_path in sorted(Path(root).rglob(MANIFEST_FILE)):
+    for manifest_path in published_files(root, MANIFEST_FILE):
         summary_path = manifest_path.parent / SUMMARY_FILE
         if not summary_path.exists():
             continue

@@ -1,0 +1,64 @@
+"""Pinned CPU numerics for the toy world: the same floating-point kernels on every x86-64 machine.
+
+PyTorch on a CPU chooses its kernels by the machine it runs on, and each choice changes the last
+bits of a result, which training then amplifies:
+
+* ATen's vectorised kernels by instruction set (AVX512 where there is one, else AVX2);
+* MKL's matrix products by instruction set (its "conditional numerical reproducibility" mode,
+  ``MKL_CBWR``, fixes one code path) and by thread count;
+* oneDNN's convolutions (the patch embedding) by instruction set, compiled at run time;
+* any reduction split over threads by the thread count.
+
+The toy pipeline therefore pins, for training and evaluation alike: ATen to AVX2 and MKL to its
+AVX2 code path (environment variables read when torch loads, so they are set
+before it is imported: :func:`pin_environment`), a fixed thread count, deterministic
+algorithms, and oneDNN off (:func:`pinned`). Any x86-64 machine with AVX2 and the same torch
+build then runs the same kernels. :func:`in_effect` says what a process actually runs with; it
+is part of the pipeline's stage keys, so a process that could not be pinned (torch imported
+before the pipeline started) recomputes rather than mixes.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import sys
+from typing import Iterator
+
+#: Read by torch (ATen) and MKL when they load; ignored on other architectures.
+PINNED_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}
+X86 = ("x86_64", "amd64")
+
+
+def pin_environment() -> bool:
+    """Set :data:`PINNED_ENV` for this process if that can still take effect; whether it did."""
+    if platform.machine().lower() not in X86:
+        return False
+    if "torch" in sys.modules:
+        return all(os.environ.get(k) == v for k, v in PINNED_ENV.items())
+    os.environ.update(PINNED_ENV)
+    return True
+
+
+@contextlib.contextmanager
+def pinned(threads: int) -> Iterator[None]:
+    """Run torch with ``threads`` threads, deterministic algorithms and oneDNN off; restore afterwards."""
+    import torch
+    saved = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled(), torch.backends.mkldnn.enabled)
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.mkldnn.enabled = False
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved[0])
+        torch.use_deterministic_algorithms(saved[1])
+        torch.backends.mkldnn.enabled = saved[2]
+
+
+def in_effect(threads: int) -> dict:
+    """The numerics a :func:`pinned` block of this process runs with (JSON-ready)."""
+    import torch
+    return {"machine": platform.machine().lower(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "MKL_CBWR": os.environ.get("MKL_CBWR"), "threads": int(threads), "deterministic": True,
+            "mkldnn": False}
