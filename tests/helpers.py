@@ -220,3 +220,18 @@ def reference_text_work(data_dir: Path, complexities=(4, 5)) -> list[tuple[int, 
     rows = open_clip.get_tokenizer("ViT-B-32")(texts).tolist()
     ids = {tuple(t for t in row if t) for row in rows}     # 0 pads; the fixture's words never encode to it
     return sorted(ids, key=lambda t: (len(t), t))
+
+
+def result_files(root: Path) -> dict:
+    """Every file under ``root`` (hidden ones included) as bytes; manifests without their run-specific
+    ``run`` section. Two runs that should be identical compare equal through this."""
+    out = {}
+    for p in sorted(Path(root).rglob("*")):
+        if p.is_file():
+            if p.name == "manifest.json":
+                m = json.loads(p.read_text())
+                m.pop("run")
+                out[p.relative_to(root)] = json.dumps(m, sort_keys=True)
+            else:
+                out[p.relative_to(root)] = p.read_bytes()
+    return out

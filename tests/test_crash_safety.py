@@ -30,18 +30,7 @@ def crash_root(tmp_path_factory):
     return helpers.synthetic_crepe_root(tmp_path_factory.mktemp("crash"), n_images=24, rows_per_file=12)
 
 
-def _files(root: Path) -> dict:
-    """Every file under ``root`` (hidden ones included), the manifest without its ``run`` section."""
-    out = {}
-    for p in sorted(root.rglob("*")):
-        if p.is_file():
-            if p.name == "manifest.json":
-                m = json.loads(p.read_text())
-                m.pop("run")
-                out[p.relative_to(root)] = json.dumps(m, sort_keys=True)
-            else:
-                out[p.relative_to(root)] = p.read_bytes()
-    return out
+_files = helpers.result_files
 
 
 def _evaluate(tiny_model, root, out, cache, **overrides):

@@ -344,6 +344,8 @@ def test_each_family_equals_the_reference_in_its_official_truncation(differentia
     res = engine.run(loaded, qs, ImageIndex(image_dir), cache_dir=tmp_path, truncation=loaded.spec.truncation,
                      image_batch_size=8, text_batch_size=16)
     assert_engine_equals_reference(res, ref)
-    cached = engine.run(loaded, qs, ImageIndex(image_dir), cache_dir=tmp_path, truncation=loaded.spec.truncation)
+    cached = engine.run(loaded, qs, ImageIndex(image_dir), cache_dir=tmp_path, truncation=loaded.spec.truncation,
+                        image_batch_size=8, text_batch_size=16)   # the batch size is part of the cache key
+    assert cached.stats["run_n_crops_encoded"] == cached.stats["run_n_texts_encoded"] == 0
     assert np.array_equal(cached.scores, res.scores)
     assert res.stats["length_cut"] is True

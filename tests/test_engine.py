@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import gzip
-import json
 import shutil
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import helpers
@@ -178,18 +176,7 @@ def test_missing_and_unreadable_images(loaded_tiny, synthetic_root, tmp_path):
     assert {why for _, why in res.skipped} == {"missing image", "unreadable image"}
 
 
-def _files(root):
-    """Result files of a run, with the run-specific manifest section removed."""
-    out = {}
-    for p in sorted(root.rglob("*")):
-        if p.is_file():
-            if p.name == "manifest.json":
-                m = json.loads(p.read_text())
-                m.pop("run")
-                out[p.relative_to(root)] = json.dumps(m, sort_keys=True)
-            else:
-                out[p.relative_to(root)] = p.read_bytes()
-    return out
+_files = helpers.result_files
 
 
 def _evaluate(tiny_model, synthetic_root, out, cache, **kw):

@@ -15,7 +15,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import helpers
 from crepe_utils import checks, published, validation
 from crepe_utils.checks import FAIL, NEEDS, PAPER, PASS
 from crepe_utils.winoground import checks as wc

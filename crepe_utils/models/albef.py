@@ -19,11 +19,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .. import paths, registry
+from .. import registry
 from ..errors import ModelError
 from . import bert
 from .family import Family
-from .spec import LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device, require, sha256_file
+from .spec import (LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device,
+                   placed_checkpoint_spec, require, sha256_file)
 
 KEY = "albef-14m"
 IMAGE_RES = 384                  #: configs/Retrieval_coco.yaml image_res
@@ -43,18 +44,8 @@ IGNORED = (
 )
 
 
-def default_checkpoint() -> Path:
-    return paths.models_dir() / KEY / registry.paper_model(KEY).release_file
-
-
 def resolve(model: str, pretrained: str | None = None, model_config=None) -> ModelSpec:
-    row = registry.paper_model(model)
-    if model_config is not None:
-        raise ModelError(f"{row.display} is sized from its checkpoint; drop --model-config")
-    path = Path(pretrained) if pretrained else default_checkpoint()
-    return ModelSpec(key=row.key, architecture=row.architecture, pretrained=str(path), quick_gelu=False,
-                     weights_quick_gelu=None, display=row.display, train_data=row.train_data, family="albef",
-                     truncation="keep_eot", context_length=CONTEXT_LENGTH, caveat=row.caveat)
+    return placed_checkpoint_spec(model, pretrained, model_config, "albef", CONTEXT_LENGTH)
 
 
 # ------------------------------------------------------------------------------ the checkpoint

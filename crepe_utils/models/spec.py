@@ -112,3 +112,19 @@ def require(module: str, extra: str, what: str):
     except ImportError:
         raise ModelError(f"{what} needs the Python package {module!r}, which is not installed. Install the "
                          f"optional extra: pip install '.[{extra}]'") from None
+
+
+def placed_checkpoint_spec(model: str, pretrained: str | None, model_config, family: str,
+                           context_length: int) -> ModelSpec:
+    """The spec of a paper model whose weights the user places by hand (sized from its checkpoint):
+    ``pretrained``, else ``<CREPE_MODELS>/<key>/<release file>``."""
+    from pathlib import Path
+
+    from .. import paths, registry
+    row = registry.paper_model(model)
+    if model_config is not None:
+        raise ModelError(f"{row.display} is sized from its checkpoint; drop --model-config")
+    path = Path(pretrained) if pretrained else paths.models_dir() / row.key / row.release_file
+    return ModelSpec(key=row.key, architecture=row.architecture, pretrained=str(path), quick_gelu=False,
+                     weights_quick_gelu=None, display=row.display, train_data=row.train_data, family=family,
+                     truncation="keep_eot", context_length=context_length, caveat=row.caveat)
