@@ -38,10 +38,10 @@ PKG_SOURCES := $(shell find crepe_utils -name '*.py' -o -name '*.csv' -o -name '
 NOTEBOOKS   := 01_benchmark_totals 02_systematicity 03_productivity 04_imagenet_correlation 05_winoground
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 
-.PHONY: all test check check-readme data data-crepe data-vg data-winoground evaluate toy notebooks \
+.PHONY: all test check check-readme check-readme-current data data-crepe data-vg data-winoground evaluate toy notebooks \
         models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
 
-all: notebooks toy check-readme ## everything reproducible on a laptop: published numbers, the toy world, checks
+all: notebooks toy check ## everything reproducible on a laptop: published numbers, the toy world, checks
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -62,10 +62,9 @@ test: $(VENV_STAMP) ## run the test suite
 check: $(VENV_STAMP) ## check every claim of the paper; non-zero exit when one fails
 	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES)
 
-check-readme: $(VENV_STAMP) ## `make check`, then copy the claims table into README.md
+check-readme: $(VENV_STAMP) ## `make check`, then copy the claims table into README.md (`all` leaves README alone)
 	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES) --readme README.md
 
-.PHONY: check-readme-current
 check-readme-current: $(VENV_STAMP) ## `make check`, failing also when README.md's claims table is not its output
 	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES) --verify-readme README.md
 
