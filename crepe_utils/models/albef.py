@@ -24,13 +24,12 @@ from ..errors import ModelError
 from . import bert
 from .family import Family
 from .spec import (LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device,
-                   placed_checkpoint_spec, require, sha256_file)
+                   placed_checkpoint_spec, require, sha256_file, squash_transform)
+from .spec import OPENAI_MEAN, OPENAI_STD  # noqa: F401 - the statistics of the script's transform
 
 KEY = "albef-14m"
 IMAGE_RES = 384                  #: configs/Retrieval_coco.yaml image_res
 CONTEXT_LENGTH = 512             #: the script's max_text_length
-OPENAI_MEAN = (0.48145466, 0.4578275, 0.40821073)
-OPENAI_STD = (0.26862954, 0.26130258, 0.27577711)
 
 #: checkpoint entries that ITC scoring does not use: (pattern, why)
 IGNORED = (
@@ -149,8 +148,7 @@ def _encoder_class():
             return self.vision_proj(self.visual.forward_features(pixels)[:, 0])
 
         def encode_text(self, ids):
-            hidden = self.text(input_ids=ids, attention_mask=(ids != 0).long()).last_hidden_state
-            return self.text_proj(hidden[:, 0])
+            return self.text_proj(bert.cls_features(self.text, ids))
 
     return AlbefContrastive
 
@@ -184,10 +182,7 @@ def build(parts: dict):
 
 def preprocess_transform(size: int = IMAGE_RES):
     """The script's test transform: Resize((size, size), bicubic) → ToTensor → Normalize (OpenAI mean/std)."""
-    from torchvision import transforms
-    return transforms.Compose([
-        transforms.Resize((size, size), interpolation=transforms.InterpolationMode.BICUBIC),
-        transforms.ToTensor(), transforms.Normalize(OPENAI_MEAN, OPENAI_STD)])
+    return squash_transform(size)[0]
 
 
 def load(spec: ModelSpec, device: str = "auto", cache_dir=None) -> LoadedModel:
@@ -206,12 +201,11 @@ def load(spec: ModelSpec, device: str = "auto", cache_dir=None) -> LoadedModel:
         raise ModelError(f"checkpoint {path} does not fit ALBEF's architecture: {str(exc)[:400]}") from None
     dev = pick_device(device)
     tokenizer = bert.BertTokenizer(bert.vocab_file(), CONTEXT_LENGTH, extra="albef")
+    transform, record = squash_transform(IMAGE_RES)
     spec = spec.replace(checkpoint_path=str(path), checkpoint_sha256=sha256_file(path), model_config=dims,
-                        preprocess={"size": [IMAGE_RES, IMAGE_RES], "resize": "squash", "interpolation": "bicubic",
-                                    "mean": list(OPENAI_MEAN), "std": list(OPENAI_STD),
-                                    "vocab_sha256": sha256_file(tokenizer.vocab)},
+                        preprocess={**record, "vocab_sha256": sha256_file(tokenizer.vocab)},
                         libraries=library_versions("timm", "transformers", "tokenizers", "torch"))
-    return LoadedModel(model=model.to(dev), preprocess=preprocess_transform(IMAGE_RES), tokenizer=tokenizer,
+    return LoadedModel(model=model.to(dev), preprocess=transform, tokenizer=tokenizer,
                        spec=spec, device=dev)
 
 

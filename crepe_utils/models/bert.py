@@ -59,3 +59,8 @@ class BertTokenizer:
             ids = [self.sot_token_id] + self.encode(text)[:self.context_length - 2] + [self.eot_token_id]
             out[i, :len(ids)] = torch.tensor(ids)
         return out
+
+
+def cls_features(text_model, ids):
+    """The CLS hidden state of a BERT-style text encoder, padding (id 0) masked out."""
+    return text_model(input_ids=ids, attention_mask=(ids != 0).long()).last_hidden_state[:, 0]

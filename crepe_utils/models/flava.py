@@ -24,13 +24,11 @@ from ..errors import ModelError
 from . import bert
 from .family import Family
 from .spec import (LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device,
-                   placed_checkpoint_spec, require, sha256_file)
+                   placed_checkpoint_spec, require, sha256_file, squash_transform)
 
 KEY = "flava"
 IMAGE_SIZE = 224                 #: FLAVAImageTransform encoder_input_size
 CONTEXT_LENGTH = 512             #: the script's max_text_length
-OPENAI_MEAN = (0.48145466, 0.4578275, 0.40821073)
-OPENAI_STD = (0.26862954, 0.26130258, 0.27577711)
 
 #: torchmultimodal layer names → transformers' FLAVA layer names (within encoder.layer.N.)
 _LAYER = (
@@ -114,8 +112,7 @@ def _encoder_class():
             return self.image_projection(self.visual(pixel_values=pixels).last_hidden_state[:, 0])
 
         def encode_text(self, ids):
-            hidden = self.text(input_ids=ids, attention_mask=(ids != 0).long()).last_hidden_state
-            return self.text_projection(hidden[:, 0])
+            return self.text_projection(bert.cls_features(self.text, ids))
 
     return FlavaContrastive
 
@@ -144,10 +141,7 @@ def build(parts: dict):
 
 def preprocess_transform(size: int = IMAGE_SIZE):
     """FLAVAImageTransform(is_train=False) for the encoder: Resize((size, size), bicubic), ToTensor, Normalize."""
-    from torchvision import transforms
-    return transforms.Compose([
-        transforms.Resize((size, size), interpolation=transforms.InterpolationMode.BICUBIC),
-        transforms.ToTensor(), transforms.Normalize(OPENAI_MEAN, OPENAI_STD)])
+    return squash_transform(size)[0]
 
 
 def load(spec: ModelSpec, device: str = "auto", cache_dir=None) -> LoadedModel:
@@ -171,12 +165,11 @@ def load(spec: ModelSpec, device: str = "auto", cache_dir=None) -> LoadedModel:
     dev = pick_device(device)
     tokenizer = bert.BertTokenizer(bert.vocab_file(), CONTEXT_LENGTH, extra="flava")
     size = dims["image_size"]
+    transform, record = squash_transform(size)
     spec = spec.replace(checkpoint_path=str(path), checkpoint_sha256=sha256_file(path), model_config=dims,
-                        preprocess={"size": [size, size], "resize": "squash", "interpolation": "bicubic",
-                                    "mean": list(OPENAI_MEAN), "std": list(OPENAI_STD),
-                                    "vocab_sha256": sha256_file(tokenizer.vocab)},
+                        preprocess={**record, "vocab_sha256": sha256_file(tokenizer.vocab)},
                         libraries=library_versions("transformers", "tokenizers", "torch"))
-    return LoadedModel(model=model.to(dev), preprocess=preprocess_transform(size), tokenizer=tokenizer, spec=spec,
+    return LoadedModel(model=model.to(dev), preprocess=transform, tokenizer=tokenizer, spec=spec,
                        device=dev)
 
 

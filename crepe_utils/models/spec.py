@@ -128,3 +128,20 @@ def placed_checkpoint_spec(model: str, pretrained: str | None, model_config, fam
     return ModelSpec(key=row.key, architecture=row.architecture, pretrained=str(path), quick_gelu=False,
                      weights_quick_gelu=None, display=row.display, train_data=row.train_data, family=family,
                      truncation="keep_eot", context_length=context_length, caveat=row.caveat)
+
+
+#: OpenAI CLIP's image statistics (open_clip's OPENAI_DATASET_MEAN/STD), here without importing open_clip.
+OPENAI_MEAN = (0.48145466, 0.4578275, 0.40821073)
+OPENAI_STD = (0.26862954, 0.26130258, 0.27577711)
+
+
+def squash_transform(size: int):
+    """Resize to ``size`` × ``size`` (bicubic, no crop) → ToTensor → Normalize with OpenAI's mean/std: the
+    evaluation transform of both ALBEF's and FLAVA's official scripts. Returns (transform, its record)."""
+    from torchvision import transforms
+    transform = transforms.Compose([
+        transforms.Resize((size, size), interpolation=transforms.InterpolationMode.BICUBIC),
+        transforms.ToTensor(), transforms.Normalize(OPENAI_MEAN, OPENAI_STD)])
+    record = {"size": [size, size], "resize": "squash", "interpolation": "bicubic",
+              "mean": list(OPENAI_MEAN), "std": list(OPENAI_STD)}
+    return transform, record
