@@ -45,7 +45,7 @@ TINY = {"embed_dim": 32,
 
 
 def load_subset(data_dir, n_images: int):
-    from crepe_utils import data as D
+    from crepe_utils.crepe import queries as D
     qs = D.load_productivity(data_dir).queries
     ids = sorted({q.image_id for q in qs}, key=int)[:n_images]
     keep = set(ids)
@@ -93,8 +93,8 @@ def naive(loaded, queries, image_dir: Path) -> float:
     """The official protocol's shape: one query at a time, its own crop and captions."""
     import torch
     import torch.nn.functional as F
-    from crepe_utils.engine import precision_context
-    from crepe_utils.images import ImageIndex, load_crop
+    from crepe_utils.engine.core import precision_context
+    from crepe_utils.crepe.images import ImageIndex, load_crop
     index = ImageIndex(image_dir)
     t0 = time.perf_counter()
     with torch.inference_mode(), precision_context(ARGS.precision, loaded.device):
@@ -110,8 +110,8 @@ def naive(loaded, queries, image_dir: Path) -> float:
 def floor(loaded, queries, image_dir: Path, cut: bool) -> tuple[float, float]:
     """Encoder forward time alone on the distinct crops and captions (inputs prepared beforehand)."""
     import torch
-    from crepe_utils import engine
-    from crepe_utils.images import ImageIndex, load_crop
+    from crepe_utils.engine import core as engine
+    from crepe_utils.crepe.images import ImageIndex, load_crop
     index = ImageIndex(image_dir)
     crops = sorted({(q.image_id, q.box) for q in queries})
     pixels = torch.stack([loaded.preprocess(load_crop(index.path(i), b)) for i, b in crops])
@@ -145,8 +145,9 @@ def floor(loaded, queries, image_dir: Path, cut: bool) -> tuple[float, float]:
 def serial_work(loaded, queries, image_dir: Path) -> dict:
     """CPU seconds of the work no engine can skip: decode each distinct image once, crop and
     preprocess each distinct crop once, tokenize each distinct caption once (one core, no model)."""
-    from crepe_utils import engine
-    from crepe_utils.images import ImageIndex, crop, open_rgb
+    from crepe_utils.engine import core as engine
+    from crepe_utils.crepe.images import ImageIndex
+    from crepe_utils.engine.images import crop, open_rgb
     index = ImageIndex(image_dir)
     boxes: dict[str, set] = {}
     for q in queries:
@@ -167,8 +168,9 @@ def serial_work(loaded, queries, image_dir: Path) -> dict:
 
 
 def run_engine(loaded, queries, image_dir: Path, cut: bool):
-    from crepe_utils import engine, metrics
-    from crepe_utils.images import ImageIndex
+    from crepe_utils.engine import core as engine
+    from crepe_utils import metrics
+    from crepe_utils.crepe.images import ImageIndex
     t0 = time.perf_counter()
     res = engine.run(loaded, queries, ImageIndex(image_dir), cache_dir=None, precision=ARGS.precision,
                      image_batch_size=ARGS.image_batch, text_batch_size=ARGS.text_batch, length_cut=cut,
@@ -232,10 +234,11 @@ def memory_child(data_dir: str, scale: int) -> None:
     """Run the engine on the full query list replicated ``scale`` times; print peak RSS (MiB)."""
     import open_clip
     import torch
-    from crepe_utils import data as D
-    from crepe_utils import engine, metrics
-    from crepe_utils.evaluation import per_query_frames
-    from crepe_utils.images import ImageIndex
+    from crepe_utils.crepe import queries as D
+    from crepe_utils.engine import core as engine
+    from crepe_utils import metrics
+    from crepe_utils.crepe.evaluation import per_query_frames
+    from crepe_utils.crepe.images import ImageIndex
     from crepe_utils.models import LoadedModel, ModelSpec
     workdir = Path(tempfile.mkdtemp())
     qs = D.load_productivity(data_dir).queries

@@ -1,4 +1,4 @@
-"""Tokenizer speed: the fast path of ``crepe_utils.fast_tokenizer`` against open_clip's SimpleTokenizer.
+"""Tokenizer speed: the fast path of ``crepe_utils.models.fast_tokenizer`` against open_clip's SimpleTokenizer.
 
     .venv/bin/python benchmarks/bench_tokenizer.py                      # real captions when found
     .venv/bin/python benchmarks/bench_tokenizer.py --data-dir DIR       # CREPE's CSVs in DIR
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def real_captions(data_dir) -> list[str]:
-    from crepe_utils import data as D
+    from crepe_utils.crepe import queries as D
     return sorted({c for q in D.load_productivity(data_dir).queries for c in q.candidates})
 
 
@@ -73,7 +73,9 @@ def reference_encode(tokenizer, texts):
 
 def main() -> None:
     import open_clip
-    from crepe_utils import engine, fast_tokenizer, paths
+    from crepe_utils.engine import core as engine
+    from crepe_utils.models import fast_tokenizer
+    from crepe_utils import paths
 
     data_dir = None if ARGS.synthetic else paths.crepe_dir(ARGS.data_dir)
     if data_dir is not None:

@@ -56,7 +56,7 @@ def sync(device) -> None:
 def synthetic_data(root: Path, n_images: int, captions: list[str], seed: int = 0):
     """Images (800 × 600 smooth noise), two regions each, and productivity-shaped queries over them."""
     from PIL import Image
-    from crepe_utils.data import Query
+    from crepe_utils.crepe.queries import Query
     rng = np.random.default_rng(seed)
     folder = root / "VG_100K"
     folder.mkdir(parents=True, exist_ok=True)
@@ -77,7 +77,7 @@ def synthetic_data(root: Path, n_images: int, captions: list[str], seed: int = 0
 
 def load_captions(captions_dir: str | None, n: int, seed: int = 0) -> tuple[list[str], str]:
     if captions_dir:
-        from crepe_utils import data as D
+        from crepe_utils.crepe import queries as D
         texts = sorted({c for q in D.load_productivity(captions_dir).queries for c in q.candidates})
         rng = np.random.default_rng(seed)
         return [texts[i] for i in rng.choice(len(texts), size=min(n, len(texts)), replace=False)], "CREPE productivity"
@@ -125,7 +125,7 @@ def flops_per_item(loaded, text_len: int) -> tuple[float, float]:
 def measured_peak(device, precision: str, n: int = 8192) -> float:
     """FLOP/s of a large square matmul at ``precision`` on ``device`` (a practical peak)."""
     import torch
-    from crepe_utils.engine import precision_context
+    from crepe_utils.engine.core import precision_context
     if device.type == "cpu":
         n = 1024
     a = torch.randn(n, n, device=device)
@@ -143,8 +143,8 @@ def measured_peak(device, precision: str, n: int = 8192) -> float:
 
 
 def measure(loaded, queries, image_dir: Path, precision: str, workers: int) -> dict:
-    from crepe_utils import engine
-    from crepe_utils.images import ImageIndex
+    from crepe_utils.engine import core as engine
+    from crepe_utils.crepe.images import ImageIndex
     index = ImageIndex(image_dir)
     crops = sorted({(q.image_id, q.box) for q in queries})
     items = [(str(index.path(i)), b) for i, b in crops]
@@ -172,8 +172,9 @@ def measure(loaded, queries, image_dir: Path, precision: str, workers: int) -> d
 
 def exactness(loaded, arch_workdir: Path, queries, image_dir: Path, tau: float, arch: str) -> dict:
     """fp32 device vs CPU ranks (beyond margin tau), and two device runs bit for bit."""
-    from crepe_utils import engine, metrics
-    from crepe_utils.images import ImageIndex
+    from crepe_utils.engine import core as engine
+    from crepe_utils import metrics
+    from crepe_utils.crepe.images import ImageIndex
     index = ImageIndex(image_dir)
     runs = [engine.run(loaded, queries, index, cache_dir=None, precision="fp32") for _ in range(2)]
     out = {"device_runs_bit_identical": bool(np.array_equal(runs[0].scores.view(np.uint32),

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .evaluation import evaluate
-from .results import load_results
+from .crepe.evaluation import evaluate
+from .results.store import load_results
 from .winoground.cli import evaluate_to_folder as evaluate_winoground
 from .winoground.results import load_results as load_winoground_results
 

@@ -14,11 +14,11 @@ from .errors import CrepeError
 #: command → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "download": ("crepe_utils.download", "download and verify CREPE, Visual Genome or Winoground"),
-    "validate": ("crepe_utils.validation", "validate a CREPE data folder (and its images)"),
-    "models": ("crepe_utils.models", "list the model registry"),
-    "evaluate": ("crepe_utils.evaluation", "evaluate one model on systematicity or productivity"),
-    "evaluate-paper": ("crepe_utils.evaluation", "evaluate several registry models (make evaluate)"),
-    "check": ("crepe_utils.checks", "check every claim of the papers; non-zero exit on failure"),
+    "validate": ("crepe_utils.crepe.validation", "validate a CREPE data folder (and its images)"),
+    "models": ("crepe_utils.analysis.model_table", "list the model registry"),
+    "evaluate": ("crepe_utils.crepe.evaluation", "evaluate one model on systematicity or productivity"),
+    "evaluate-paper": ("crepe_utils.crepe.evaluation", "evaluate several registry models (make evaluate)"),
+    "check": ("crepe_utils.claims.aggregate", "check every claim of the papers; non-zero exit on failure"),
     "winoground": ("crepe_utils.winoground", "score a model on Winoground"),
     "toy": ("crepe_utils.toy.pipeline", "generate the toy world, train a tiny CLIP, evaluate it"),
 }

@@ -214,7 +214,7 @@ def reference_text_work(data_dir: Path, complexities=(4, 5)) -> list[tuple[int, 
     (ties by ids): the engine's text work order, computed with open_clip's own tokenizer."""
     import open_clip
 
-    from crepe_utils import evaluation
+    from crepe_utils.crepe import evaluation
     queries = evaluation.load_queries("productivity", data_dir, complexities=complexities).queries
     texts = sorted({c for q in queries for c in q.candidates})
     rows = open_clip.get_tokenizer("ViT-B-32")(texts).tolist()

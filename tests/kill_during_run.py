@@ -41,7 +41,9 @@ def counter(at: int):
 def install(kill: str, at: int, loaded, out: Path) -> None:
     import numpy as np
 
-    from crepe_utils import atomic, engine, evaluation
+    from crepe_utils import atomic
+    from crepe_utils.engine import core as engine
+    from crepe_utils.crepe import evaluation
 
     tick = counter(at)
     if kill == "images":
@@ -83,7 +85,7 @@ def install(kill: str, at: int, loaded, out: Path) -> None:
 
 def main() -> None:
     spec = json.loads(Path(sys.argv[1]).read_text())
-    from crepe_utils import evaluation
+    from crepe_utils.crepe import evaluation
     from crepe_utils.models import load_model
 
     cfg, ckpt = spec["model"]

@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_entry_points_are_the_functions_that_do_the_work():
-    from crepe_utils import evaluation, results
+    from crepe_utils.crepe import evaluation
+    from crepe_utils.results import store as results
     from crepe_utils.winoground import cli as wcli
     from crepe_utils.winoground import results as wresults
     assert crepe_utils.evaluate is evaluation.evaluate

@@ -4,12 +4,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from crepe_utils import checks, published
-from crepe_utils.checks import FAIL, NEEDS, PAPER, PASS
+from crepe_utils.claims import aggregate, base as claims_base, crepe as checks
+from crepe_utils import reported
+from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
 
 
 def _claims(**changes) -> pd.DataFrame:
-    c = published.claims()
+    c = reported.claims()
     for claim_id, value in changes.items():
         c.loc[c["claim_id"] == claim_id, "value"] = value
     return c
@@ -49,7 +50,7 @@ def test_productivity_totals_need_data():
 
 
 def test_granularity():
-    prod = published.productivity()
+    prod = reported.productivity()
     assert statuses(checks.check_granularity(prod, None)) == [NEEDS]
     counts = {("swap", 4): 27, ("swap", 12): 1578, ("atom", 4): 1258, ("atom", 12): 2001,
               ("negate", 4): 1262, ("negate", 12): 1990}
@@ -64,7 +65,7 @@ def test_granularity():
 
 def test_printed_deltas():
     assert statuses(checks.check_printed_deltas()) == [PASS]
-    printed = published.systematicity_printed_deltas()
+    printed = reported.systematicity_printed_deltas()
     printed.loc[0, "delta"] = -3.31
     assert statuses(checks.check_printed_deltas(printed=printed)) == [FAIL]
 
@@ -72,7 +73,7 @@ def test_printed_deltas():
 def test_headline_drop_and_comp_direction():
     assert statuses(checks.check_headline_drop()) == [PASS, PAPER, PASS]
     assert statuses(checks.check_headline_drop(claims=_claims(headline_drop=12.0)))[0] == FAIL
-    syst = published.systematicity()
+    syst = reported.systematicity()
     flat = syst.copy()
     uc = (flat["hn_set"] == "comp") & (flat["split"] == "UC")
     sc = flat[(flat["hn_set"] == "comp") & (flat["split"] == "SC")]["r1"].to_numpy()
@@ -86,7 +87,7 @@ def test_headline_drop_and_comp_direction():
 
 def test_productivity_trends():
     assert statuses(checks.check_productivity_trends()) == [PASS, PAPER]
-    prod = published.productivity()
+    prod = reported.productivity()
     bad = prod.copy()
     bad.loc[(bad["hn_type"] == "atom") & (bad["complexity"] == 12), "r1"] = 99.0
     assert statuses(checks.check_productivity_trends(bad))[0] == FAIL
@@ -100,7 +101,7 @@ def test_r2():
     assert not {r.claim for r in rows} & {r.claim for r in other}     # the source is in every claim
     assert all("re-evaluated" in r.claim for r in other)
     assert FAIL in statuses(checks.check_r2(claims=_claims(r2_atom_UC=0.85)))
-    syst = published.systematicity()
+    syst = reported.systematicity()
     syst.loc[syst["model"] == "cc12m-rn50", "r1"] += 5
     assert FAIL in statuses(checks.check_r2(syst=syst))
 
@@ -120,7 +121,7 @@ COUNTS = {("atom", 4): 1258, ("atom", 12): 2001, ("swap", 4): 27, ("swap", 12): 
 
 
 def _evaluated(tmp_path, limit=None, n_skipped=0, n_queries=None, name="run"):
-    pub = published.productivity()[PROD_KEYS + ["r1"]]
+    pub = reported.productivity()[PROD_KEYS + ["r1"]]
     ev = pub[pub["model"] == "cc12m-rn50"].copy()
     ev["kind"], ev["n_skipped"] = "evaluated", n_skipped
     ev["n_queries"] = [n_queries or COUNTS[(h, c)] for h, c in zip(ev["hn_type"], ev["complexity"])]
@@ -182,19 +183,19 @@ def test_two_runs_of_one_cell_get_distinct_claims(tmp_path):
 
 def test_can_fail_rows_never_claim_fail_otherwise():
     with pytest.raises(ValueError, match="cannot fail"):
-        checks.Check("x", "1", "2", FAIL, can_fail=False)
+        claims_base.Check("x", "1", "2", FAIL, can_fail=False)
 
 
 def test_unknown_status_is_rejected():
     with pytest.raises(ValueError):
-        checks.Check("x", "1", "1", "maybe")
+        claims_base.Check("x", "1", "1", "maybe")
 
 
 def test_run_all_lists_each_claim_once_and_counts_the_rows_that_can_fail():
-    rows = checks.run_all(results_dir="/nonexistent-results")
-    assert checks.duplicate_claims(rows) == []
+    rows = aggregate.run_all(results_dir="/nonexistent-results")
+    assert aggregate.duplicate_claims(rows) == []
     assert len({r.claim for r in rows}) == len(rows)
-    note = checks.fail_reach_note(rows)
+    note = aggregate.fail_reach_note(rows)
     assert note.startswith(f"{sum(r.can_fail for r in rows)} of {len(rows)} rows can fail")
     assert {r.claim for r in rows if not r.can_fail} <= {
         "Random chance for the combined systematicity set (9.09)",
@@ -222,14 +223,14 @@ def test_make_check_command_fails_on_a_failed_check(tmp_path, monkeypatch, capsy
     assert cli.main(["check", "--tables-dir", str(tmp_path), "--results-dir", str(tmp_path / "none")]) == 0
     assert (tmp_path / "checks.md").exists()
     monkeypatch.setattr(checks, "check_chance_levels",
-                        lambda claims=None, all_negatives_sizes=None: [checks.Check("forced failure", "1", "2", FAIL)])
+                        lambda claims=None, all_negatives_sizes=None: [claims_base.Check("forced failure", "1", "2", FAIL)])
     assert cli.main(["check", "--tables-dir", str(tmp_path), "--results-dir", str(tmp_path / "none")]) == 1
     assert "forced failure" in capsys.readouterr().err
 
 
 def test_systematicity_query_counts_are_the_present_files_rows(synthetic_root):
     import csv
-    from crepe_utils import validation
+    from crepe_utils.crepe import validation
     data_dir, _ = synthetic_root
     expected = {}
     for path in sorted(data_dir.rglob("syst_vg_hard_negs_*.csv")):
@@ -238,13 +239,13 @@ def test_systematicity_query_counts_are_the_present_files_rows(synthetic_root):
         split = "SC" if "_seen_" in path.name else "UC"
         expected.update({("laion", hn, split): n for hn in ("atom", "comp", "combined")})
     report = validation.validate(data_dir, token_lengths=False)
-    assert checks.systematicity_query_counts(report) == expected
+    assert aggregate.systematicity_query_counts(report) == expected
 
 
 def test_run_all_on_files_that_are_not_the_release_fails_their_checksums(synthetic_root, tmp_path):
     data_dir, _ = synthetic_root
-    rows = {r.claim: r for r in checks.run_all(data_dir=data_dir, results_dir=tmp_path / "none")}
-    assert len(rows) == len(checks.run_all(data_dir=data_dir, results_dir=tmp_path / "none"))   # claims unique
+    rows = {r.claim: r for r in aggregate.run_all(data_dir=data_dir, results_dir=tmp_path / "none")}
+    assert len(rows) == len(aggregate.run_all(data_dir=data_dir, results_dir=tmp_path / "none"))   # claims unique
     sha = rows["The productivity CSVs present are the released files (pinned sha256)"]
     assert sha.status == FAIL and "6 present" in sha.ours
     assert rows["Productivity HN texts = Table 1"].status == NEEDS          # 6 of 27 files: totals not compared
@@ -252,7 +253,8 @@ def test_run_all_on_files_that_are_not_the_release_fails_their_checksums(synthet
 
 def test_completeness_is_read_from_what_evaluate_writes(tiny_model, synthetic_root, tmp_path):
     """End to end: a --limit run and a full run of the engine, compared against a table of their own R@1."""
-    from crepe_utils import evaluation, results
+    from crepe_utils.crepe import evaluation
+    from crepe_utils.results import store as results
     cfg, ckpt = tiny_model
     data_dir, image_dir = synthetic_root
     for name, limit in (("full", None), ("smoke", 2)):

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 import helpers
-from crepe_utils import data as D
-from crepe_utils import validation
-from crepe_utils.checks import PAPER, PASS
-from crepe_utils.correlation import r_squared, r_squared_with_uncertainty
-from crepe_utils.winoground import checks as wc
+from crepe_utils.crepe import queries as D
+from crepe_utils.crepe import validation
+from crepe_utils.claims.base import PAPER, PASS
+from crepe_utils.analysis.correlation import r_squared, r_squared_with_uncertainty
+from crepe_utils.claims import winoground as wc
 
 POS = "a red dog on a table"
 NEGS = {"atom": ["a blue dog on a table", "a red cat on a table", "a red dog on a chair", "a red dog under a table",

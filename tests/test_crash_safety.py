@@ -18,7 +18,10 @@ import numpy as np
 import pytest
 
 import helpers
-from crepe_utils import atomic, engine, evaluation, results
+from crepe_utils import atomic
+from crepe_utils.engine import core as engine
+from crepe_utils.crepe import evaluation
+from crepe_utils.results import store as results
 
 HERE = Path(__file__).resolve().parent
 #: 13 distinct crops (2 shards of 8 at batch size 1) and 430 captions (4 shards of 128 at 16).
@@ -199,8 +202,8 @@ def test_fingerprint_covers_what_changes_bytes(loaded_tiny, monkeypatch):
 def test_shard_size_and_workers_do_not_change_bytes(loaded_tiny, crash_root, tmp_path):
     """Left out of the cache key on purpose: a run with another shard size or worker count
     reuses the cache and gives the same embeddings as a run without a cache."""
-    from crepe_utils import data as D
-    from crepe_utils.images import ImageIndex
+    from crepe_utils.crepe import queries as D
+    from crepe_utils.crepe.images import ImageIndex
     qs = D.load_productivity(crash_root[0], complexities=(4, 5)).queries
     index = ImageIndex(crash_root[1])
     kw = dict(image_batch_size=2, text_batch_size=16)

@@ -7,8 +7,9 @@ import pytest
 from PIL import Image
 
 import helpers
-from crepe_utils import data as D
-from crepe_utils import images
+from crepe_utils.crepe import queries as D
+from crepe_utils.crepe import images
+from crepe_utils.engine import images as pixels
 
 
 # ------------------------------------------------------------------ the real files (../shared)
@@ -208,11 +209,11 @@ def test_crop_matches_the_official_torchvision_call(tmp_path):
     # float corners are rounded by PIL, and outside the image is black padding
     out = np.asarray(images.load_crop(path, (40.0, 30.0, 30.0, 30.0)))
     assert out.shape == (30, 30, 3) and not out[-1, -1].any()
-    assert images.box_outside((40.0, 30.0, 30.0, 30.0), (50, 40)) and not images.box_outside((0, 0, 50, 40), (50, 40))
+    assert pixels.box_outside((40.0, 30.0, 30.0, 30.0), (50, 40)) and not pixels.box_outside((0, 0, 50, 40), (50, 40))
 
 
 def test_rgba_and_misnamed_images_open_as_rgb(tmp_path):
     rgba = helpers.make_image(tmp_path / "r.png", mode="RGBA", fmt="PNG")
     jpeg_named_png = helpers.make_image(tmp_path / "j.png", fmt="JPEG")
     for p in (rgba, jpeg_named_png):
-        assert images.open_rgb(p).mode == "RGB"
+        assert pixels.open_rgb(p).mode == "RGB"

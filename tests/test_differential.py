@@ -22,8 +22,10 @@ import numpy as np
 import pytest
 
 import helpers
-from crepe_utils import engine, evaluation, metrics
-from crepe_utils.images import ImageIndex
+from crepe_utils.engine import core as engine
+from crepe_utils.crepe import evaluation
+from crepe_utils import metrics
+from crepe_utils.crepe.images import ImageIndex
 
 SCORE_TOL = 1e-5          # |engine − reference| for fp32 cosine scores in [-1, 1]
 HN_TYPES = ("atom", "swap", "negate")
@@ -239,7 +241,7 @@ def test_overlong_caption_under_truncation_error(differential, loaded_tiny, tiny
 
 @pytest.mark.parametrize("policy", ["skip", "keep", "error"])
 def test_empty_negatives_under_each_policy(differential, loaded_tiny, policy):
-    from crepe_utils import data as D
+    from crepe_utils.crepe import queries as D
     data_dir, image_dir, *_ = differential
     load = lambda: D.load_systematicity(data_dir, "laion", ["comp"], empty_negatives=policy)  # noqa: E731
     if policy == "error":

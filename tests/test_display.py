@@ -12,7 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from crepe_utils import progress, reporting  # noqa: E402
+from crepe_utils import progress
+from crepe_utils.analysis import reporting  # noqa: E402
 
 
 @pytest.fixture

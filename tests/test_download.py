@@ -23,9 +23,10 @@ from pathlib import Path
 import pytest
 
 import helpers
-from crepe_utils import datasets, download
-from crepe_utils.data import load_productivity
-from crepe_utils.datasets import Checksum, DatasetTableError, Extraction, RemoteFile
+from crepe_utils.download import datasets
+from crepe_utils import download
+from crepe_utils.crepe.queries import load_productivity
+from crepe_utils.download.datasets import Checksum, DatasetTableError, Extraction, RemoteFile
 from crepe_utils.download import MARKER_NAME, RECORD_NAME, DownloadError, Downloader
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

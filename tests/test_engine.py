@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 import helpers
-from crepe_utils import data as D
-from crepe_utils import engine, evaluation, results
-from crepe_utils.images import ImageIndex
+from crepe_utils.crepe import queries as D
+from crepe_utils.engine import core as engine
+from crepe_utils.crepe import evaluation
+from crepe_utils.results import store as results
+from crepe_utils.crepe.images import ImageIndex
 
 
 def naive_ranks(loaded, queries, image_dir):

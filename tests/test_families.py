@@ -18,7 +18,9 @@ from PIL import Image
 
 import family_fixtures
 import helpers
-from crepe_utils import engine, models, registry
+from crepe_utils.engine import core as engine
+from crepe_utils import models
+from crepe_utils.models import registry
 from crepe_utils.errors import ModelError
 
 TEXTS = ["a red dog on the table", "The Cat under a wooden chair", "old man next to a car", "tree",
@@ -57,7 +59,8 @@ def test_models_listing_shows_each_family_loader_and_the_vg_caveat(capsys):
         line = next(ln for ln in out.splitlines() if key in ln)
         assert "published numbers only" not in line
     assert all(models.FAMILIES[f].loader in out for f in ("cyclip", "albef", "flava"))
-    table = models.registry_table().set_index("key")
+    from crepe_utils.analysis.model_table import registry_table
+    table = registry_table().set_index("key")
     assert "Visual Genome" in table.loc["albef-14m", "caveat"] and "Visual Genome" in table.loc["flava", "caveat"]
     assert table.loc["cyclip-rn50", "caveat"] == "—"
 
@@ -385,7 +388,9 @@ def test_open_clip_local_dir_names_load_with_their_activation(tmp_path):
 def test_albef_results_carry_the_visual_genome_caveat_to_manifest_and_tables(loaded_albef, synthetic_root, tmp_path):
     import json
 
-    from crepe_utils import analysis, evaluation, results
+    from crepe_utils.analysis import tables as analysis
+    from crepe_utils.crepe import evaluation
+    from crepe_utils.results import store as results
     data_dir, image_dir = synthetic_root
     evaluation.evaluate("albef-14m", benchmark="productivity", loaded=loaded_albef, data_dir=data_dir,
                         image_dir=image_dir, out=tmp_path, complexities=(4,), hn_types=["atom"], cache_dir=False,

@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crepe_utils import data as D
-from crepe_utils import engine, fast_tokenizer
+from crepe_utils.crepe import queries as D
+from crepe_utils.engine import core as engine
+from crepe_utils.models import fast_tokenizer
 
 open_clip = pytest.importorskip("open_clip")
 from open_clip.tokenizer import SimpleTokenizer  # noqa: E402
@@ -192,7 +193,7 @@ def test_tokenize_parallel_keeps_workers_for_other_tokenizers(reference):
 
 
 def test_engine_results_are_byte_identical_with_the_reference_tokenizer(loaded_tiny, synthetic_root, monkeypatch):
-    from crepe_utils.images import ImageIndex
+    from crepe_utils.crepe.images import ImageIndex
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
     extra = [D.Query(benchmark="productivity", hn_type="atom", split="", complexity=4, train_data="",

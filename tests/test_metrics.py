@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from crepe_utils import metrics
-from crepe_utils.correlation import r_squared, r_squared_with_uncertainty
+from crepe_utils.analysis.correlation import r_squared, r_squared_with_uncertainty
 
 
 def test_ranks_match_a_naive_loop_with_ties():

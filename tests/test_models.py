@@ -7,7 +7,8 @@ import json
 import pytest
 import torch
 
-from crepe_utils import models, published, registry
+from crepe_utils import models, reported
+from crepe_utils.models import registry
 from crepe_utils.models import ModelError, QuickGELUMismatch
 
 
@@ -92,9 +93,9 @@ def test_save_checkpoint_round_trip(tiny_model, tmp_path):
 def test_registry_covers_the_published_tables():
     keys = set(registry.model_order())
     assert len(keys) == len(registry.PAPER_MODELS)
-    assert set(published.productivity()["model"]) == keys
-    assert set(published.systematicity()["model"]) == {m.key for m in registry.paper_models(systematicity=True)}
-    imagenet = published.imagenet()
+    assert set(reported.productivity()["model"]) == keys
+    assert set(reported.systematicity()["model"]) == {m.key for m in registry.paper_models(systematicity=True)}
+    imagenet = reported.imagenet()
     assert all(m.key in imagenet.index for m in registry.paper_models(loader="open_clip"))
     with pytest.raises(KeyError, match="known keys"):
         registry.paper_model("no-such-model")

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import helpers
-from crepe_utils import evaluation
+from crepe_utils.crepe import evaluation
 from crepe_utils.notebooks import execute
 
 ROOT = Path(__file__).resolve().parent.parent

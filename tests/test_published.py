@@ -3,25 +3,26 @@ from __future__ import annotations
 
 import pytest
 
-from crepe_utils import published, registry
+from crepe_utils import reported
+from crepe_utils.models import registry
 
 
 def test_systematicity_table_is_complete():
-    df = published.systematicity()
+    df = reported.systematicity()
     assert len(df) == 7 * 3 * 2
     assert set(df["hn_set"]) == {"combined", "atom", "comp"} and set(df["split"]) == {"SC", "UC"}
     assert df["r1"].between(0, 100).all() and (df["source"].str.len() > 0).all()
 
 
 def test_productivity_table_is_complete():
-    df = published.productivity()
+    df = reported.productivity()
     assert len(df) == 15 * 3 * 2
     assert set(df["complexity"]) == {4, 12} and set(df["hn_type"]) == {"atom", "swap", "negate"}
     assert df["r1"].between(0, 100).all() and (df["source"].str.len() > 0).all()
 
 
 def test_winoground_table3():
-    df = published.winoground_table3()
+    df = reported.winoground_table3()
     clip = df.set_index("model").loc["CLIP (ViT-B/32)"]
     assert (clip["text"], clip["image"], clip["group"]) == (30.75, 10.50, 8.00)
     assert len(df) == 21
@@ -31,23 +32,23 @@ def test_winoground_table3():
 
 
 def test_imagenet_sources_cover_the_open_clip_models():
-    for source in published.IMAGENET_SOURCES:
-        s = published.imagenet(source)
+    for source in reported.IMAGENET_SOURCES:
+        s = reported.imagenet(source)
         for m in registry.paper_models(loader="open_clip"):
             assert 30 < s[m.key] < 80, (source, m.key)
     with pytest.raises(ValueError, match="unknown ImageNet source"):
-        published.imagenet("wikipedia")
+        reported.imagenet("wikipedia")
 
 
 def test_claims_have_sources():
-    c = published.claims()
+    c = reported.claims()
     assert c["claim_id"].is_unique and (c["source"].str.len() > 0).all()
-    assert published.claim("r2_atom_SC") == 0.95
+    assert reported.claim("r2_atom_SC") == 0.95
     with pytest.raises(KeyError):
-        published.claim("no_such_claim")
+        reported.claim("no_such_claim")
 
 
 def test_wide_table_deltas():
-    w = published.systematicity_wide().set_index(["model", "hn_set"])
+    w = reported.systematicity_wide().set_index(["model", "hn_set"])
     assert w.loc[("laion400m-vit-b-32", "atom"), "delta"] == pytest.approx(-12.57)
     assert list(w.index.get_level_values(0).unique()) == [m.key for m in registry.paper_models(systematicity=True)]

@@ -68,7 +68,8 @@ def laptop(tmp_path, monkeypatch, tiny_model):
     import helpers
     from test_winoground import _image_blobs, make_winoground
 
-    from crepe_utils import data, evaluation, models
+    from crepe_utils.crepe import queries as data, evaluation
+    from crepe_utils import models
     cfg, ckpt = tiny_model
     data_dir, image_dir = helpers.synthetic_crepe_root(tmp_path / "crepe-root", rows_per_file=3,
                                                        complexities=data.COMPLEXITIES)

@@ -15,9 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from crepe_utils import checks, published, validation
-from crepe_utils.checks import FAIL, NEEDS, PAPER, PASS
-from crepe_utils.winoground import checks as wc
+from crepe_utils.claims import crepe as checks
+from crepe_utils import reported
+from crepe_utils.crepe import validation
+from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
+from crepe_utils.claims import winoground as wc
 
 FILE_COLUMNS = ["rows", "hard_negatives", "ground_truths", "set_literal_rows", "positive_among_negatives"]
 
@@ -113,7 +115,7 @@ def test_miscounted_rows_per_type_fail_the_17k_row(synthetic_release):
 
 def test_pinned_equal_to_the_paper_passes(synthetic_release):
     _, files, totals, report = synthetic_release
-    claims = published.claims()
+    claims = reported.claims()
     claims.loc[claims["claim_id"] == "prod_hn_table1", "value"] = totals["hard_negatives"]
     rows = by_claim(checks.check_productivity_totals(report.stats, claims, files, totals))
     assert rows["Productivity HN texts = Table 1"].status == PASS
@@ -234,16 +236,16 @@ def test_a_winoground_count_that_differs_from_its_pin_fails_and_blames_us(quanti
 @pytest.mark.shared
 def test_pinned_productivity_counts_equal_a_recount_of_the_real_files(shared_crepe):
     files, totals = naive_pins(shared_crepe)
-    pinned = published.released_productivity_files()
+    pinned = reported.released_productivity_files()
     merged = pinned.merge(files, on=["file", "hn_type", "complexity"], suffixes=("", "_recount"))
     assert len(merged) == len(pinned) == 27
     for col in ["sha256"] + FILE_COLUMNS:
         assert (merged[col] == merged[f"{col}_recount"]).all(), col
-    assert totals == {k: v for k, v in published.released_counts("crepe-prod").items()}
+    assert totals == {k: v for k, v in reported.released_counts("crepe-prod").items()}
 
 
 @pytest.mark.shared
 def test_pinned_winoground_counts_equal_a_recount_of_the_real_metadata(shared_winoground):
     from crepe_utils.winoground import metadata as wm
     frame = wm.load_text_metadata(shared_winoground)
-    assert naive_wg_pins(frame) == published.released_counts("winoground")
+    assert naive_wg_pins(frame) == reported.released_counts("winoground")

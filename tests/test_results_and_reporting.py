@@ -6,7 +6,9 @@ import os
 import pandas as pd
 import pytest
 
-from crepe_utils import atomic, reporting, results
+from crepe_utils import atomic
+from crepe_utils.analysis import reporting
+from crepe_utils.results import store as results
 
 
 def _summary():

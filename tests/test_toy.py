@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crepe_utils import data as D
+from crepe_utils.crepe import queries as D
 from crepe_utils.toy import foils as F
 from crepe_utils.toy import world as W
 from crepe_utils.toy.build import SYST_NEGATIVES, TRAIN_DATA, WorldConfig, WorldError, build_world
@@ -168,7 +168,7 @@ def test_systematicity_splits_follow_the_training_captions(small_world):
 
 
 def test_world_passes_validation_clean(small_world):
-    from crepe_utils.validation import validate
+    from crepe_utils.crepe.validation import validate
 
     report = validate(small_world, small_world / "images", train_data=(TRAIN_DATA,))
     assert report.ok, report.errors
@@ -304,11 +304,11 @@ def test_evaluate_stage_goes_through_the_engine(tmp_path, capsys, monkeypatch):
     status = _toy(out, "--steps", "2")
     printed = capsys.readouterr().out
     assert json.loads((out / "model" / "stage.json").read_text())["complete"]
-    if importlib.util.find_spec("crepe_utils.evaluation") is None:
+    if importlib.util.find_spec("crepe_utils.crepe.evaluation") is None:
         assert status == 1 and "evaluation engine is not available" in printed
         assert not json.loads((out / "results" / "stage.json").read_text())["complete"]
         return
-    from crepe_utils.results import load_results
+    from crepe_utils.results.store import load_results
 
     assert status == 0 and "Recall@1 % on the toy world" in printed and "UC-SC" in printed
     results = load_results(out / "results")

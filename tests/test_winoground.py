@@ -22,9 +22,9 @@ import pytest
 from PIL import Image
 
 import helpers
-from crepe_utils.checks import FAIL, NEEDS, PAPER, PASS
-from crepe_utils.data import DataError
-from crepe_utils.winoground import checks as wc
+from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
+from crepe_utils.crepe.queries import DataError
+from crepe_utils.claims import winoground as wc
 from crepe_utils.winoground import data as wd
 from crepe_utils.winoground import metadata as wm
 from crepe_utils.winoground import results as wr

@@ -1,4 +1,4 @@
-"""Resumable, verified downloads of the files in :mod:`crepe_utils.datasets` (``make data``).
+"""Resumable, verified downloads of the files in :mod:`crepe_utils.download.datasets` (``make data``).
 
 ``python -m crepe_utils download {crepe,vg,winoground} [--dest DIR] [--yes] [--remove-archives]``
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Mapping
 
 from .. import paths
-from ..datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, DatasetTableError, files_for
+from .datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, DatasetTableError, files_for
 from ..errors import DownloadError
 from .downloader import Downloader
 from .extraction import MARKER_NAME
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "environment:\n"
         f"  {MIRROR_ENV + '=URL':<30} fetch every file from URL/<file name>\n"
         f"  {OVERRIDE_ENV + '=FILE':<30} JSON: entry name -> fields to replace (mirrors, tests),\n"
-        f"  {'':<30} see crepe_utils/datasets.py\n"
+        f"  {'':<30} see crepe_utils/download/datasets.py\n"
         f"  {'HF_TOKEN':<30} Hugging Face token for Winoground (or `huggingface-cli login`)\n"
         f"Bookkeeping: DEST/{RECORD_NAME} (verified sizes and digests), DEST/<folder>/{MARKER_NAME}.")
 

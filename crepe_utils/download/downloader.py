@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Callable, TextIO
 
-from ..datasets import RemoteFile
+from .datasets import RemoteFile
 from ..errors import DownloadError
 from . import extraction, messages, plan
 from .disk import check_space, discard, free_bytes, human

@@ -11,7 +11,7 @@ from typing import Callable
 from ..progress import tqdm
 
 from ..atomic import write_json
-from ..datasets import RemoteFile
+from .datasets import RemoteFile
 from ..errors import DownloadError
 from .disk import CHUNK, check_space, utc_now
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..datasets import OVERRIDE_ENV, RemoteFile
+from .datasets import OVERRIDE_ENV, RemoteFile
 
 
 def by_hand(dest: Path, entry: RemoteFile) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..datasets import RemoteFile
+from .datasets import RemoteFile
 from .disk import human, read_json
 from .extraction import MARKER_NAME
 from .transport import part_path

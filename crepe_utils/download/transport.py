@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from ..progress import tqdm
 
 from ..atomic import write_json
-from ..datasets import MIRROR_ENV, RemoteFile
+from .datasets import MIRROR_ENV, RemoteFile
 from ..errors import DownloadError
 from . import messages
 from .disk import CHUNK, check_space, discard, human, read_json
@@ -189,7 +189,7 @@ class Transport:
                 length = response.headers.get("Content-Length")
                 total = int(length) if length and length.isdigit() else None
             if entry.size is not None and total is not None and total != entry.size:
-                raise DownloadError(f"{url} offers {total} bytes for {entry.filename}; crepe_utils/datasets.py "
+                raise DownloadError(f"{url} offers {total} bytes for {entry.filename}; crepe_utils/download/datasets.py "
                                     f"expects {entry.size}. The remote file is not the pinned one: "
                                     + messages.by_hand(self.dest, entry))
             if total is not None:

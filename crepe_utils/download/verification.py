@@ -7,7 +7,7 @@ from pathlib import Path
 from ..progress import tqdm
 
 from ..atomic import write_json
-from ..datasets import RemoteFile
+from .datasets import RemoteFile
 from ..errors import DownloadError
 from .disk import CHUNK, read_json, utc_now
 from .extraction import archive_members
@@ -69,7 +69,7 @@ def expected(entry: RemoteFile, meta: dict, record: Record) -> list[tuple[str, s
     """(kind, value, where it comes from) for every digest the file must match."""
     out = []
     if entry.checksum is not None:
-        out.append((entry.checksum.kind, entry.checksum.value, "pinned in crepe_utils/datasets.py"))
+        out.append((entry.checksum.kind, entry.checksum.value, "pinned in crepe_utils/download/datasets.py"))
     else:
         seen = record.get(entry.filename)
         if seen and seen.get("sha256") and seen.get("revision") == entry.revision:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import os
 
-from .. import registry
+from . import registry
 from ..errors import ModelError
 from . import albef, cyclip, flava, hf_clip, openclip
 from .family import Family
 from .openclip import check_activation, save_checkpoint
 from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, pick_device, sha256_file
 
-__all__ = ["FAMILIES", "Family", "LoadedModel", "ModelError", "ModelSpec", "QuickGELUMismatch", "add_arguments",
-           "check_activation", "family_of", "load_model", "pick_device", "registry_table", "resolve", "run",
+__all__ = ["FAMILIES", "Family", "LoadedModel", "ModelError", "ModelSpec", "QuickGELUMismatch",
+           "check_activation", "family_of", "load_model", "pick_device", "resolve",
            "save_checkpoint", "sha256_file"]
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (openclip.FAMILY, cyclip.FAMILY, albef.FAMILY, flava.FAMILY,
@@ -49,35 +49,3 @@ def load_model(model: str, pretrained: str | None = None, model_config: str | os
     """Load a model for evaluation (fp32 weights, eval mode) and record what was loaded."""
     fam = family_of(model)
     return fam.load(fam.resolve(model, pretrained, model_config), device=device, cache_dir=cache_dir)
-
-
-# ------------------------------------------------------------------------------ command line
-
-def registry_table():
-    """The registry as a DataFrame, with ImageNet accuracy, for listing and the README."""
-    import pandas as pd
-    from .. import published
-    imagenet = published.imagenet()
-    return pd.DataFrame([{
-        "key": m.key, "paper name": m.display, "training data": m.train_label,
-        "architecture": m.architecture or "—", "pretrained": m.pretrained or "—",
-        "QuickGELU": {True: "yes", False: "no", None: "—"}[m.quick_gelu],
-        "systematicity": "yes" if m.systematicity else "no",
-        "ImageNet top-1": imagenet.get(m.key, float("nan")),
-        "loader": FAMILIES[m.loader].loader if m.loader in FAMILIES else m.loader,
-        "caveat": m.caveat or "—",
-    } for m in registry.PAPER_MODELS])
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
-
-
-def run(args) -> int:
-    table = registry_table()
-    if args.markdown:
-        from ..reporting import markdown_table
-        print(markdown_table(table))
-    else:
-        print(table.to_string(index=False))
-    return 0

@@ -23,7 +23,7 @@ import os
 import re
 from pathlib import Path
 
-from .. import registry
+from . import registry
 from ..errors import ModelError
 from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, library_versions, sha256_file
 from .family import Family

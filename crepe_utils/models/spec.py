@@ -120,7 +120,8 @@ def placed_checkpoint_spec(model: str, pretrained: str | None, model_config, fam
     ``pretrained``, else ``<CREPE_MODELS>/<key>/<release file>``."""
     from pathlib import Path
 
-    from .. import paths, registry
+    from .. import paths
+    from . import registry
     row = registry.paper_model(model)
     if model_config is not None:
         raise ModelError(f"{row.display} is sized from its checkpoint; drop --model-config")

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from ..progress import tqdm
 
-from .. import data as D
+from ..crepe import queries as D
 from ..atomic import atomic_path, write_json, write_text
 from . import foils as F
 from . import world as W

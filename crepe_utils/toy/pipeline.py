@@ -38,10 +38,11 @@ from .world import CaptionError, with_converses
 STAGES = ("world", "model", "results")
 PACKAGE = Path(__file__).resolve().parent.parent
 SOURCES = {
-    "world": [PACKAGE / "toy" / f for f in ("world.py", "foils.py", "build.py")] + [PACKAGE / "data.py"],
+    "world": [PACKAGE / "toy" / f for f in ("world.py", "foils.py", "build.py")] + [PACKAGE / "crepe" / "queries.py"],
     "model": [PACKAGE / "toy" / "train.py", PACKAGE / "toy" / "numerics.py", PACKAGE / "models" / "spec.py",
               PACKAGE / "models" / "openclip.py"],
-    "results": sorted(PACKAGE.glob("*.py")) + sorted((PACKAGE / "models").glob("*.py")),
+    "results": sorted(PACKAGE.glob("*.py")) + [p for sub in ("crepe", "engine", "models", "results")
+                                               for p in sorted((PACKAGE / sub).glob("*.py"))],
 }
 
 
@@ -93,10 +94,10 @@ def evaluate_toy(world: Path, model: Path, model_summary: dict, out: Path, seed:
     """Evaluate the trained model on the world with the engine (both benchmarks), with pinned
     numerics on ``threads`` threads; headline numbers."""
     try:
-        from ..evaluation import evaluate
+        from ..crepe.evaluation import evaluate
     except ImportError as exc:
         raise StageError(f"the evaluation engine is not available ({exc}); the world and the model are "
-                         "built, rerun once crepe_utils.evaluation exists") from None
+                         "built, rerun once crepe_utils.crepe.evaluation exists") from None
     common = dict(model=model_summary["model_name"], pretrained=str(model / model_summary["checkpoint"]),
                   model_config=str(model / model_summary["model_config"]), data_dir=str(world),
                   image_dir=str(world / "images"), out=str(out), kind="toy", label=f"toy world (seed {seed})",

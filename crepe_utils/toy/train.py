@@ -40,7 +40,7 @@ from pathlib import Path
 from ..progress import tqdm
 
 from ..atomic import write_json, write_text
-from ..images import open_rgb
+from ..engine.images import open_rgb
 from .numerics import pinned
 
 
@@ -103,7 +103,7 @@ def encode_split(pairs, image_dir: Path, preprocess, tokenizer):
 
 def _max_tokens(world: Path) -> tuple[int, str]:
     """The longest text of the world in CLIP tokens (with start and end), and that text."""
-    from ..validation import token_ids
+    from ..crepe.validation import token_ids
     texts = set()
     for path in world.rglob("*.csv"):
         with open(path, newline="", encoding="utf-8") as fh:

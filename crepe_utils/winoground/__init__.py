@@ -1,4 +1,6 @@
-"""Winoground (Thrush et al., CVPR 2022) beside CREPE: data, scores, statistics, checks, results.
+"""Winoground (Thrush et al., CVPR 2022) beside CREPE: data, scores, statistics, results.
+
+Its claims are checked in :mod:`crepe_utils.claims.winoground`.
 
 Modules, one concern each:
 
@@ -11,12 +13,10 @@ Modules, one concern each:
                 the paper's 4-group Student-t intervals and bootstrap intervals
 ``evaluation``  encode each image and caption once with a loaded model and score every example
 ``results``     write one evaluation atomically, read results back
-``checks``      the paper's claims against the released data and against our evaluations
 ``cli``         ``python -m crepe_utils winoground`` and :func:`evaluate_to_folder`
 
 Importing this package does not import torch or open_clip.
 """
-from .checks import check_table3, data_checks
 from .cli import add_arguments, evaluate_to_folder, run
 from .data import WinogroundData, load_dataset
 from .evaluation import Evaluation, evaluate
@@ -25,5 +25,5 @@ from .results import load_manifest, load_per_example, load_results, write_result
 from .statistics import summarize
 
 __all__ = ["WinogroundData", "Evaluation", "load_dataset", "load_examples", "load_text_metadata", "evaluate", "summarize",
-           "write_results", "load_results", "load_per_example", "load_manifest", "data_checks", "check_table3",
+           "write_results", "load_results", "load_per_example", "load_manifest",
            "evaluate_to_folder", "add_arguments", "run"]

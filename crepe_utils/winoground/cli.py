@@ -10,9 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from .. import engine, paths
-from ..data import DataError
-from ..results import KINDS
+from ..engine import core as engine
+from .. import paths
+from ..errors import DataError
+from ..results.store import KINDS
 from .data import WinogroundData, load_dataset
 from .evaluation import Evaluation, evaluate
 from .metadata import WHY_HARD, examples_frame, join_why_hard, load_why_hard
@@ -36,7 +37,7 @@ def resolve_why_hard(choice: str | None, data: WinogroundData, data_dir: Path) -
 def build_manifest(loaded, data: WinogroundData, evaluation: Evaluation, *, data_dir: Path,
                    why_hard_path: Path | None, settings: dict, kind: str, label: str, seconds: float) -> dict:
     """Provenance of one evaluation (model, data and checksums, settings, ties, environment)."""
-    from ..evaluation import environment
+    from ..results.provenance import environment
     from ..models import sha256_file
 
     all_rows = evaluation.summary[evaluation.summary["breakdown"] == "all"].set_index("metric")

@@ -1,7 +1,7 @@
 """Score a model on Winoground: encode each image and caption once, then score every example.
 
-Encoding uses the engine's batched encoders (:func:`crepe_utils.engine.encode_texts`,
-:func:`crepe_utils.engine.encode_images`) under an explicit precision. Captions are encoded once
+Encoding uses the engine's batched encoders (:func:`crepe_utils.engine.core.encode_texts`,
+:func:`crepe_utils.engine.core.encode_images`) under an explicit precision. Captions are encoded once
 per distinct *token sequence* and images once per distinct *byte content* (the real data have
 800 of each), so identical inputs get bit-identical embeddings and tie exactly instead of
 differing in the last bits with their batch position. Images are decoded one batch at a time.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .. import engine
+from ..engine import core as engine
 from .data import TEXT_FIELDS, WinogroundData, decode_image
 from .scoring import METRICS, SCORE_COLUMNS, flags, score_matrices, ties
 from .statistics import summarize

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..data import DataError
+from ..errors import DataError
 from .data import (EXAMPLES_TEXT, MAX_LISTED, TEXT_FIELDS, BadRow, Example, parse_example, raise_bad_rows,
                    sorted_unique_ids)
 

@@ -1,18 +1,18 @@
 """Winoground results on disk: write one evaluation atomically, read any number back.
 
-One evaluation lives in ``<results>/<model>/winoground/`` (:func:`crepe_utils.results.result_dir`):
+One evaluation lives in ``<results>/<model>/winoground/`` (:func:`crepe_utils.results.store.result_dir`):
 
     winoground_summary.csv        one row per subset × metric (statistics.SUMMARY_COLUMNS)
     winoground_per_example.csv    one row per example: the four similarities, flags, ties, tags
     winoground_manifest.json      provenance: model spec, data location and checksums, precision,
                                   tie counts, CI settings, ``kind``, environment
 
-The file names carry a ``winoground_`` prefix so that CREPE's :func:`crepe_utils.results.load_results`
+The file names carry a ``winoground_`` prefix so that CREPE's :func:`crepe_utils.results.store.load_results`
 (which reads every ``manifest.json`` + ``summary.csv``) never mistakes them for CREPE results, even
 in a shared results folder. The folder is written atomically as a whole
 (:func:`crepe_utils.atomic.atomic_directory`): a reader finds the previous result or the new one,
 never a mixture or a half-written folder. ``kind`` is ``"evaluated"`` (the real data), ``"toy"`` or
-``"fixture"`` (synthetic data), as in :mod:`crepe_utils.results`.
+``"fixture"`` (synthetic data), as in :mod:`crepe_utils.results.store`.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..atomic import atomic_directory, published_files, write_json
-from ..results import KINDS, SCHEMA_VERSION, result_dir
+from ..results.store import KINDS, SCHEMA_VERSION, result_dir
 from .evaluation import PER_EXAMPLE_COLUMNS, Evaluation
 from .statistics import SUMMARY_COLUMNS
 

@@ -1,14 +1,8 @@
-"""Find Visual Genome images and crop query regions exactly as the official CREPE code does.
+"""Find Visual Genome images by id; the crop itself is :mod:`crepe_utils.engine.images`.
 
 Images are ``<image_id>.jpg`` in ``VG_100K/`` or ``VG_100K_2/`` (the two halves of Visual Genome
 1.2) below the image folder, or directly in it (a flat folder). The official code tries
 ``VG_100K`` first, then ``VG_100K_2``; so do we, and a flat folder comes last.
-
-Cropping: ``torchvision.transforms.functional.crop(img, top=y, left=x, height=h, width=w)`` on the
-RGB PIL image, with the CSV's float coordinates passed unchanged, before the model's
-preprocessing. For PIL images that is ``img.crop((x, y, x + w, y + h))``: PIL rounds the float
-corners to integers, and a box reaching outside the image is padded with black. The same call
-is made here, so both behaviours carry over exactly.
 """
 from __future__ import annotations
 
@@ -16,6 +10,8 @@ import os
 from pathlib import Path
 
 from PIL import Image
+
+from ..engine.images import crop, open_rgb
 
 VG_FOLDERS = ("VG_100K", "VG_100K_2")
 EXTENSIONS = (".jpg", ".jpeg", ".png")
@@ -68,21 +64,6 @@ class ImageIndex:
         return out
 
 
-def open_rgb(path: str | os.PathLike) -> Image.Image:
-    """Open an image by content (not by extension) and convert it to RGB."""
-    with Image.open(path) as img:
-        img.load()
-        return img.convert("RGB")
-
-
-def crop(img: Image.Image, box: tuple[float, float, float, float]) -> Image.Image:
-    """Crop ``box`` = (x, y, width, height) as the official code does (see module docstring)."""
-    import torchvision.transforms.functional as TF
-
-    x, y, w, h = box
-    return TF.crop(img, y, x, h, w)
-
-
 def load_crop(path: str | os.PathLike, box: tuple[float, float, float, float]) -> Image.Image:
     """The RGB crop of one query region."""
     return crop(open_rgb(path), box)
@@ -92,21 +73,3 @@ def image_size(path: str | os.PathLike) -> tuple[int, int]:
     """(width, height) from the file header, without decoding the pixels."""
     with Image.open(path) as img:
         return img.size
-
-
-def _rounded(box: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
-    """The box's corners as PIL rounds them: (left, top, right, bottom)."""
-    x, y, w, h = box
-    return round(x), round(y), round(x + w), round(y + h)
-
-
-def box_outside(box: tuple[float, float, float, float], size: tuple[int, int]) -> bool:
-    """Whether the box (after PIL's rounding of its corners) reaches outside an image of ``size``."""
-    left, top, right, bottom = _rounded(box)
-    return left < 0 or top < 0 or right > size[0] or bottom > size[1]
-
-
-def box_wholly_outside(box: tuple[float, float, float, float], size: tuple[int, int]) -> bool:
-    """Whether the rounded box shares no pixel with an image of ``size`` (its crop would be all padding)."""
-    left, top, right, bottom = _rounded(box)
-    return right <= 0 or bottom <= 0 or left >= size[0] or top >= size[1]

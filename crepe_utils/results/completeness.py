@@ -11,7 +11,7 @@ import pandas as pd
 
 def _engine_settings(result_dir) -> dict | None:
     """The ``engine`` section of a result folder's manifest; ``None`` when it cannot be read."""
-    from .results import load_manifest
+    from .store import load_manifest
     try:
         return dict(load_manifest(result_dir).get("engine") or {})
     except (OSError, ValueError, AttributeError):

@@ -46,13 +46,21 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from .atomic import atomic_path
-from .data import Query
-from .errors import DataError, ModelError
+from ..atomic import atomic_path
+from ..errors import DataError, ModelError
+
+class Query(Protocol):
+    """What the engine needs of a query: its id, its image region and its candidates (positive first)."""
+
+    query_id: str
+    image_id: str
+    box: tuple | None
+    candidates: tuple[str, ...]
+
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 #: Prefixes of ``EngineResult.stats`` entries that describe one run (timings, cache use), not its result.
@@ -119,7 +127,7 @@ def tokenize(tokenizer, texts: Sequence[str], truncation: str = "keep_eot") -> T
     For texts within the context length the ids equal ``tokenizer(texts)`` (open_clip's own call);
     tests check that. open_clip's standard tokenizer takes ``fast_tokenizer``'s path (same ids).
     """
-    from . import fast_tokenizer
+    from ..models import fast_tokenizer
     if truncation not in TRUNCATIONS:
         raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
     ctx = int(tokenizer.context_length)
@@ -156,7 +164,7 @@ def tokenize_parallel(tokenizer, texts: Sequence[str], truncation: str = "keep_e
                       chunk: int = 4096) -> Tokens:
     """``tokenize`` over ``num_workers`` processes, in input order; identical output (tested).
     open_clip's standard tokenizer is tokenized in this process: the fast path beats the workers."""
-    from . import fast_tokenizer
+    from ..models import fast_tokenizer
     if num_workers <= 0 or len(texts) <= chunk or fast_tokenizer.supports(tokenizer):
         return tokenize(tokenizer, texts, truncation)
     from torch.utils.data import DataLoader
@@ -227,7 +235,7 @@ def encode_token_ids(loaded, ids: Sequence[tuple[int, ...]], batch_size: int = 5
     """
     import torch
     import torch.nn.functional as F
-    from .progress import tqdm
+    from ..progress import tqdm
 
     model, device, ctx = loaded.model, loaded.device, loaded.spec.context_length
     forward = _cut_text_forward(model) if length_cut else None
@@ -329,7 +337,7 @@ def encode_crops(loaded, items: Sequence[tuple[str, tuple | None]], batch_size: 
     import torch
     import torch.nn.functional as F
     from torch.utils.data import DataLoader
-    from .progress import tqdm
+    from ..progress import tqdm
 
     loader = DataLoader(CropDataset(items, loaded.preprocess), batch_size=batch_size, shuffle=False,
                         num_workers=num_workers, collate_fn=_collate,

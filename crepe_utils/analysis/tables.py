@@ -1,6 +1,6 @@
 """The tables the notebooks show: published numbers beside evaluated ones, with differences and CIs.
 
-Each function takes the output of :func:`crepe_utils.results.load_results` (possibly empty) and
+Each function takes the output of :func:`crepe_utils.results.store.load_results` (possibly empty) and
 returns a tidy DataFrame; notebooks only format and plot them.
 """
 from __future__ import annotations
@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import metrics, published, registry
-from .completeness import complete_only
-from .results import load_per_query
+from .. import metrics, reported
+from ..models import registry
+from ..results.completeness import complete_only
+from ..results.store import load_per_query
 
 HN_ORDER = {"systematicity": ["combined", "atom", "comp"], "productivity": ["atom", "swap", "negate", "all"]}
 
@@ -66,7 +67,7 @@ def systematicity_evaluated(evaluated: pd.DataFrame, n_boot: int = 10_000) -> pd
 
 def systematicity_comparison(evaluated: pd.DataFrame, n_boot: int = 10_000) -> pd.DataFrame:
     """Published SC/UC/Δ beside evaluated SC/UC/Δ (and their differences) per model × HN set."""
-    pub = published.systematicity_wide().rename(columns={"SC": "SC_paper", "UC": "UC_paper", "delta": "delta_paper"})
+    pub = reported.systematicity_wide().rename(columns={"SC": "SC_paper", "UC": "UC_paper", "delta": "delta_paper"})
     ev = systematicity_evaluated(evaluated, n_boot)
     if ev.empty:
         return pub
@@ -75,7 +76,7 @@ def systematicity_comparison(evaluated: pd.DataFrame, n_boot: int = 10_000) -> p
     out = pub.merge(ev, on=["model", "display", "train_data", "hn_set"], how="outer")
     out["SC_diff"] = out["SC_eval"] - out["SC_paper"]
     out["UC_diff"] = out["UC_eval"] - out["UC_paper"]
-    return published.sort_by_model(out, extra=["hn_set"], extra_order={"hn_set": HN_ORDER["systematicity"]})
+    return reported.sort_by_model(out, extra=["hn_set"], extra_order={"hn_set": HN_ORDER["systematicity"]})
 
 
 def productivity_evaluated(evaluated: pd.DataFrame) -> pd.DataFrame:
@@ -96,7 +97,7 @@ def productivity_evaluated(evaluated: pd.DataFrame) -> pd.DataFrame:
 
 def productivity_comparison(evaluated: pd.DataFrame) -> pd.DataFrame:
     """Published R@1 (n = 4, 12) beside evaluated R@1 at every complexity."""
-    pub = published.productivity()[["model", "display", "train_data", "hn_type", "complexity", "r1"]]
+    pub = reported.productivity()[["model", "display", "train_data", "hn_type", "complexity", "r1"]]
     pub = pub.rename(columns={"r1": "r1_paper"})
     ev = productivity_evaluated(evaluated)
     if ev.empty:
@@ -110,7 +111,7 @@ def productivity_comparison(evaluated: pd.DataFrame) -> pd.DataFrame:
     out["train_data"] = [_train(m, trains.get(m, "other")) for m in out["model"]]
     out["note"] = [model_note(m) for m in out["model"]]
     out["diff"] = out["r1_eval"] - out["r1_paper"]
-    return published.sort_by_model(out, extra=["hn_type", "complexity"],
+    return reported.sort_by_model(out, extra=["hn_type", "complexity"],
                                    extra_order={"hn_type": HN_ORDER["productivity"]})
 
 
@@ -119,14 +120,14 @@ def evaluated_swap_r2_inputs(evaluated: pd.DataFrame, complexity: int, source: s
     """Evaluated HN-Swap R@1 at one complexity with ImageNet accuracy (complete real evaluations only).
 
     Complete: no limit, no skipped query, as many queries as the released file
-    (:func:`crepe_utils.completeness.complete_only`).
+    (:func:`crepe_utils.results.completeness.complete_only`).
     """
     ev = productivity_evaluated(evaluated)
-    ev = complete_only(ev[ev["kind"] == "evaluated"], ["hn_type", "complexity"], published.released_productivity_queries())
+    ev = complete_only(ev[ev["kind"] == "evaluated"], ["hn_type", "complexity"], reported.released_productivity_queries())
     models = models or [m.key for m in registry.paper_models(systematicity=True)]
     ev = ev[(ev["kind"] == "evaluated") & (ev["hn_type"] == "swap") & (ev["complexity"] == complexity)
             & ev["model"].isin(models)].copy()
-    ev["imagenet_top1"] = ev["model"].map(published.imagenet(source))
+    ev["imagenet_top1"] = ev["model"].map(reported.imagenet(source))
     return ev
 
 
@@ -155,9 +156,8 @@ MODEL_SETS = {
 
 def r2_table(source: str = "open_clip_docs", n_boot: int = 10_000, evaluated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every R² of §5.4 recomputed (with bootstrap interval and leave-one-out range) beside the paper's."""
-    from .checks import productivity_r2_inputs, systematicity_r2_inputs
     from .correlation import r_squared_table
-    claims = published.claims().set_index("claim_id")["value"].astype(float)
+    claims = reported.claims().set_index("claim_id")["value"].astype(float)
     syst = systematicity_r2_inputs(source=source)
     t1 = r_squared_table(syst, "imagenet_top1", "r1", ["hn_set", "split"], n_boot=n_boot)
     t1["set"] = t1["hn_set"].map({"atom": "HN-Atom", "comp": "HN-Comp"}) + " " + t1["split"]
@@ -183,12 +183,11 @@ def r2_table(source: str = "open_clip_docs", n_boot: int = 10_000, evaluated: pd
 
 def r2_model_set_search(n_boot: int = 0) -> pd.DataFrame:
     """HN-Swap R² for each candidate model set × ImageNet source: which one did the paper use?"""
-    from .checks import productivity_r2_inputs
     from .correlation import r_squared
-    claims = published.claims().set_index("claim_id")["value"].astype(float)
+    claims = reported.claims().set_index("claim_id")["value"].astype(float)
     rows = []
     for set_name, keys in MODEL_SETS.items():
-        for source in published.IMAGENET_SOURCES:
+        for source in reported.IMAGENET_SOURCES:
             d = productivity_r2_inputs(source=source, models=keys())
             row = {"model set": set_name, "imagenet_source": source, "n_models": d["model"].nunique()}
             for n in (4, 12):
@@ -211,8 +210,8 @@ def cross_benchmark(crepe_evaluated: pd.DataFrame, winoground_evaluated: pd.Data
     models with results on both benchmarks (any kind; the ``kind`` column says which).
     """
     rows = []
-    table3 = published.winoground_table3().set_index("model")
-    prod = published.productivity()
+    table3 = reported.winoground_table3().set_index("model")
+    prod = reported.productivity()
     for wino_name, key in WINOGROUND_TO_CREPE.items():
         for r in prod[prod["model"] == key].itertuples():
             rows.append({"model": key, "display": _display(key), "source": "published", "kind": "published",
@@ -230,3 +229,27 @@ def cross_benchmark(crepe_evaluated: pd.DataFrame, winoground_evaluated: pd.Data
                          "complexity": int(r.complexity), "crepe_r1": r.r1})
     return pd.DataFrame(rows, columns=["model", "display", "source", "kind", "winoground_group", "winoground_text",
                                        "hn_type", "complexity", "crepe_r1"])
+
+
+# ------------------------------------------------------------------ R² inputs
+
+def systematicity_r2_inputs(syst: pd.DataFrame | None = None, source: str = "open_clip_docs") -> pd.DataFrame:
+    """R@1 per model × HN set × split with the model's ImageNet accuracy (atom and comp only)."""
+    syst = syst if syst is not None else reported.systematicity()
+    df = syst[syst["hn_set"].isin(["atom", "comp"])].copy()
+    df["imagenet_top1"] = df["model"].map(reported.imagenet(source))
+    return df
+
+
+def productivity_r2_inputs(prod: pd.DataFrame | None = None, source: str = "open_clip_docs",
+                           models: list[str] | None = None) -> pd.DataFrame:
+    """HN-Swap R@1 per model × complexity with ImageNet accuracy, for ``models``.
+
+    Default models: the seven open_clip checkpoints of the systematicity study, the set that
+    reproduces the paper's HN-Swap R² (see notebook 04).
+    """
+    prod = prod if prod is not None else reported.productivity()
+    models = models or [m.key for m in registry.paper_models(systematicity=True)]
+    df = prod[(prod["hn_type"] == "swap") & prod["model"].isin(models)].copy()
+    df["imagenet_top1"] = df["model"].map(reported.imagenet(source))
+    return df

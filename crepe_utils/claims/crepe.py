@@ -1,18 +1,5 @@
-"""Checks of the papers' claims: each returns rows of (claim, paper value, ours, status).
-
-Status values:
-
-``pass``                 our number agrees with the paper's;
-``fail``                 it does not, and the fault would be ours (the build fails);
-``paper inconsistency``  the paper disagrees with itself or with its released data; reported,
-                         never a build failure;
-``needs data``           the check needs data or evaluated results that are not present.
-
-Counts of the released data are checked twice: our count against the count pinned in
-``reported/released_*.csv`` (a difference is ``fail``: our counting, or data that are not the
-release), and only then the pinned count against the paper (a difference is ``paper
-inconsistency``). A row whose comparison is the paper against itself cannot fail; it says so with
-``can_fail=False``, and ``make check`` closes by counting the rows that can.
+"""CREPE's claims (Ma et al., CVPR 2023): chance levels, dataset totals, systematicity and
+productivity trends, R² against ImageNet, evaluated results against published ones.
 
 Every function takes the tables it checks as arguments (defaults: the published numbers), so a
 test can hand it wrong input and watch it fail.
@@ -20,54 +7,14 @@ test can hand it wrong input and watch it fail.
 from __future__ import annotations
 
 import math
-import sys
-from dataclasses import asdict, dataclass
 
-import numpy as np
 import pandas as pd
 
-from . import published
-from .completeness import incomplete_reasons
-from .correlation import r_squared
-
-PASS, FAIL, PAPER, NEEDS = "pass", "fail", "paper inconsistency", "needs data"
-STATUSES = (PASS, FAIL, PAPER, NEEDS)
-
-
-@dataclass(frozen=True)
-class Check:
-    claim: str
-    paper: str
-    ours: str
-    status: str
-    detail: str = ""
-    group: str = ""
-    #: False for a row that compares the paper with itself: no fault of ours can show there.
-    can_fail: bool = True
-
-    def __post_init__(self):
-        if self.status not in STATUSES:
-            raise ValueError(f"unknown status {self.status!r}")
-        if self.status == FAIL and not self.can_fail:
-            raise ValueError(f"{self.claim!r}: a row that cannot fail has status fail")
-
-
-def to_frame(checks: list[Check]) -> pd.DataFrame:
-    cols = ["group", "claim", "paper", "ours", "status", "detail"]
-    return pd.DataFrame([asdict(c) for c in checks], columns=cols)
-
-
-def failures(checks: list[Check]) -> list[Check]:
-    return [c for c in checks if c.status == FAIL]
-
-
-def _fmt(v, nd=2) -> str:
-    if isinstance(v, (int, np.integer)):
-        return f"{int(v):,}"
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    return f"{v:.{nd}f}"
-
+from .. import reported
+from ..analysis.correlation import r_squared
+from ..analysis.tables import productivity_r2_inputs, systematicity_r2_inputs
+from ..results.completeness import incomplete_reasons
+from .base import FAIL, NEEDS, PAPER, PASS, Check, _fmt
 
 # ------------------------------------------------------------------ chance levels and set sizes
 
@@ -76,9 +23,9 @@ def check_chance_levels(claims: pd.DataFrame | None = None,
     """Random chance = 1/N of each retrieval set's size (app. A.5, B.1, B.3).
 
     ``all_negatives_sizes``: the candidate counts of the all-negatives sets we build from the
-    released files (:func:`crepe_utils.data.all_negatives_sets`); ``None`` without data.
+    released files (:func:`crepe_utils.crepe.queries.all_negatives_sets`); ``None`` without data.
     """
-    c = (claims if claims is not None else published.claims()).set_index("claim_id")["value"].astype(float)
+    c = (claims if claims is not None else reported.claims()).set_index("claim_id")["value"].astype(float)
     out = []
     for size_id, chance_id, name in [("set_size_syst_atom", "chance_syst_atom", "HN-Atom"),
                                      ("set_size_syst_comp", "chance_syst_comp", "HN-Comp"),
@@ -118,7 +65,7 @@ def check_chance_levels(claims: pd.DataFrame | None = None,
 
 def check_dataset_totals(claims: pd.DataFrame | None = None) -> list[Check]:
     """Table 1 against appendix A.5, and the abstract's rounded totals against Table 1."""
-    c = (claims if claims is not None else published.claims()).set_index("claim_id")["value"].astype(float)
+    c = (claims if claims is not None else reported.claims()).set_index("claim_id")["value"].astype(float)
     t1, a5 = int(c["syst_hn_cc12m_table1"]), int(c["syst_hn_cc12m_a5"])
     out = [Check("Systematicity HN texts for CC-12M: Table 1 = app. A.5 (HN-Atom + HN-Comp, SC + UC)",
                  f"{t1:,} (Table 1)", f"{a5:,} (A.5 sum)", PASS if t1 == a5 else PAPER,
@@ -161,16 +108,16 @@ def check_productivity_totals(stats: dict | None, claims: pd.DataFrame | None = 
                               pinned_totals: dict | None = None) -> list[Check]:
     """The released productivity CSVs: our counts against the pinned ones, the pinned against the paper.
 
-    ``stats`` is :func:`crepe_utils.validation.validate`'s ``report.stats`` (totals as in
-    :func:`crepe_utils.validation.productivity_stats`, per-file sha256 and counts under
+    ``stats`` is :func:`crepe_utils.crepe.validation.validate`'s ``report.stats`` (totals as in
+    :func:`crepe_utils.crepe.validation.productivity_stats`, per-file sha256 and counts under
     ``"files"``); ``None`` or empty when no data are present. ``pinned_files`` and
-    ``pinned_totals`` default to :func:`published.released_productivity_files` and
-    :func:`published.released_counts`.
+    ``pinned_totals`` default to :func:`reported.released_productivity_files` and
+    :func:`reported.released_counts`.
     """
-    c = (claims if claims is not None else published.claims()).set_index("claim_id")["value"].astype(float)
-    pinned_files = (pinned_files if pinned_files is not None else published.released_productivity_files()
+    c = (claims if claims is not None else reported.claims()).set_index("claim_id")["value"].astype(float)
+    pinned_files = (pinned_files if pinned_files is not None else reported.released_productivity_files()
                     ).set_index("file")
-    pinned = pinned_totals if pinned_totals is not None else published.released_counts("crepe-prod")
+    pinned = pinned_totals if pinned_totals is not None else reported.released_counts("crepe-prod")
     n_released = len(pinned_files)
     paper_rows = [("Productivity HN texts = Table 1", int(c["prod_hn_table1"]), "hard_negatives", 0, f"{int(c['prod_hn_table1']):,}"),
                   ("Productivity ground truths = Table 1", int(c["prod_gt_table1"]), "ground_truths", 0,
@@ -242,7 +189,7 @@ def check_granularity(published_prod: pd.DataFrame, query_counts: dict[tuple[str
     ``query_counts`` maps (hn_type, complexity) to N, the query count of that CSV. A value that
     is not k/N cannot come from the released file (or was computed over a different set).
     """
-    from .analysis import granularity_table
+    from ..analysis.tables import granularity_table
     if not query_counts:
         return [Check("Published productivity R@1 are k/N for the released files", "—", "—", NEEDS,
                       "no productivity CSVs found", "granularity")]
@@ -259,8 +206,8 @@ def check_granularity(published_prod: pd.DataFrame, query_counts: dict[tuple[str
 
 def check_printed_deltas(syst: pd.DataFrame | None = None, printed: pd.DataFrame | None = None) -> list[Check]:
     """The printed UC − SC changes equal the difference of the printed R@1 values."""
-    syst = syst if syst is not None else published.systematicity()
-    printed = printed if printed is not None else published.systematicity_printed_deltas()
+    syst = syst if syst is not None else reported.systematicity()
+    printed = printed if printed is not None else reported.systematicity_printed_deltas()
     wide = syst.pivot_table(index=["model", "hn_set"], columns="split", values="r1")
     bad = []
     for row in printed.itertuples():
@@ -273,8 +220,8 @@ def check_printed_deltas(syst: pd.DataFrame | None = None, printed: pd.DataFrame
 
 def check_headline_drop(syst: pd.DataFrame | None = None, claims: pd.DataFrame | None = None) -> list[Check]:
     """The abstract's "up to 12%" is the HN-Atom subset; the combined set drops at most 6.28."""
-    syst = syst if syst is not None else published.systematicity()
-    c = (claims if claims is not None else published.claims()).set_index("claim_id")["value"].astype(float)
+    syst = syst if syst is not None else reported.systematicity()
+    c = (claims if claims is not None else reported.claims()).set_index("claim_id")["value"].astype(float)
     wide = syst.pivot_table(index=["model", "hn_set"], columns="split", values="r1")
     drops = (wide["SC"] - wide["UC"]).round(2)
     (m_max, set_max), biggest = drops.idxmax(), drops.max()
@@ -296,8 +243,8 @@ def check_headline_drop(syst: pd.DataFrame | None = None, claims: pd.DataFrame |
 
 def check_comp_direction(syst: pd.DataFrame | None = None, claims: pd.DataFrame | None = None) -> list[Check]:
     """§5.1: HN-Comp shows "little (1–3%) to no difference". The LAION models go *up* by 2.5–3.7."""
-    syst = syst if syst is not None else published.systematicity()
-    c = (claims if claims is not None else published.claims()).set_index("claim_id")["value"].astype(float)
+    syst = syst if syst is not None else reported.systematicity()
+    c = (claims if claims is not None else reported.claims()).set_index("claim_id")["value"].astype(float)
     comp = syst[syst["hn_set"] == "comp"].pivot_table(index="model", columns="split", values="r1")
     delta = (comp["UC"] - comp["SC"]).round(2)
     up = delta[delta > 0]
@@ -315,8 +262,8 @@ def check_comp_direction(syst: pd.DataFrame | None = None, claims: pd.DataFrame 
 
 def check_productivity_trends(prod: pd.DataFrame | None = None, claims: pd.DataFrame | None = None) -> list[Check]:
     """§5.2: R@1 falls with complexity on HN-Atom; near chance for HN-Atom and below it for HN-Swap at n=12."""
-    prod = prod if prod is not None else published.productivity()
-    c = (claims if claims is not None else published.claims()).set_index("claim_id")["value"].astype(float)
+    prod = prod if prod is not None else reported.productivity()
+    c = (claims if claims is not None else reported.claims()).set_index("claim_id")["value"].astype(float)
     chance = c["chance_prod"]
     wide = prod.pivot_table(index=["model", "hn_type"], columns="complexity", values="r1")
     atom = wide.xs("atom", level="hn_type")
@@ -334,29 +281,6 @@ def check_productivity_trends(prod: pd.DataFrame | None = None, claims: pd.DataF
 
 # ------------------------------------------------------------------ R² against ImageNet
 
-def systematicity_r2_inputs(syst: pd.DataFrame | None = None, source: str = "open_clip_docs") -> pd.DataFrame:
-    """R@1 per model × HN set × split with the model's ImageNet accuracy (atom and comp only)."""
-    syst = syst if syst is not None else published.systematicity()
-    df = syst[syst["hn_set"].isin(["atom", "comp"])].copy()
-    df["imagenet_top1"] = df["model"].map(published.imagenet(source))
-    return df
-
-
-def productivity_r2_inputs(prod: pd.DataFrame | None = None, source: str = "open_clip_docs",
-                           models: list[str] | None = None) -> pd.DataFrame:
-    """HN-Swap R@1 per model × complexity with ImageNet accuracy, for ``models``.
-
-    Default models: the seven open_clip checkpoints of the systematicity study, the set that
-    reproduces the paper's HN-Swap R² (see notebook 04).
-    """
-    from . import registry
-    prod = prod if prod is not None else published.productivity()
-    models = models or [m.key for m in registry.paper_models(systematicity=True)]
-    df = prod[(prod["hn_type"] == "swap") & prod["model"].isin(models)].copy()
-    df["imagenet_top1"] = df["model"].map(published.imagenet(source))
-    return df
-
-
 #: How each ImageNet source reads in a claim (one R² row per source, so the text must say which).
 IMAGENET_SOURCE_WORDS = {"open_clip_docs": "ImageNet as the checkpoints' authors report it",
                          "open_clip_results_table": "ImageNet as open_clip re-evaluated it"}
@@ -366,7 +290,7 @@ def check_r2(syst: pd.DataFrame | None = None, prod: pd.DataFrame | None = None,
              source: str = "open_clip_docs", claims: pd.DataFrame | None = None,
              evaluated_swap8: pd.DataFrame | None = None) -> list[Check]:
     """Recompute every R² of §5.4 and compare to two decimals (the ImageNet ``source`` is in each claim)."""
-    c = (claims if claims is not None else published.claims()).set_index("claim_id")["value"].astype(float)
+    c = (claims if claims is not None else reported.claims()).set_index("claim_id")["value"].astype(float)
     against = IMAGENET_SOURCE_WORDS.get(source, f"ImageNet ({source})")
     out = []
     s = systematicity_r2_inputs(syst, source)
@@ -402,7 +326,7 @@ def check_evaluated_against_published(evaluated: pd.DataFrame, published: pd.Dat
 
     ``published`` has ``keys`` + ``r1``; ``evaluated`` has ``keys`` + ``r1`` + ``kind`` and, to be
     compared, ``n_skipped``, ``n_queries`` and ``result_dir`` (as in
-    :func:`crepe_utils.results.load_results`). Only complete results are compared (see
+    :func:`crepe_utils.results.store.load_results`). Only complete results are compared (see
     :func:`incomplete_reasons`; the query count only when ``count_keys`` is given); an
     incomplete one gets a "needs data" row saying why. Toy and fixture results are never compared.
     """
@@ -429,140 +353,3 @@ def check_evaluated_against_published(evaluated: pd.DataFrame, published: pd.Dat
                          PASS if abs(diff) <= tolerance else FAIL, f"difference {diff:+.2f} points "
                          f"(tolerance {tolerance})", "evaluated"))
     return out
-
-
-# ------------------------------------------------------------------ everything, for `make check`
-
-def _present_productivity_queries(crepe, report) -> list:
-    """The queries of the productivity CSVs that validation found (all 27 or fewer)."""
-    from . import data as D
-    if report is None or not report.ok or report.files.empty:
-        return []
-    files = report.files[report.files["benchmark"] == "productivity"]
-    return [q for hn, n in zip(files["hn_type"], files["complexity"])
-            for q in D.load_productivity(crepe, [hn], [int(n)]).queries]
-
-
-def _all_negatives_sizes(prod_queries: list, report) -> set[int] | None:
-    """Candidate counts of the all-negatives sets built from the present files; ``None`` when there is
-    nothing to build from (a partial folder may hold no HN-type triple; the full release must)."""
-    from . import data as D
-    if not prod_queries:
-        return None
-    built = D.all_negatives_sets(D.QuerySet(prod_queries))
-    full = (report.files["benchmark"] == "productivity").sum() == len(D.PROD_HN_TYPES) * len(D.COMPLEXITIES)
-    return {len(q.candidates) for q in built} if len(built) or full else None
-
-
-def systematicity_query_counts(report) -> dict[tuple[str, str, str], int]:
-    """(train_data, HN type, split) → rows of that present systematicity CSV (every row a query when kept)."""
-    import re
-    if report is None or report.files.empty:
-        return {}
-    out = {}
-    for row in report.files[report.files["benchmark"] == "systematicity"].itertuples():
-        match = re.fullmatch(r"syst_vg_hard_negs_(?:seen|unseen)_compounds_in_(.+)\.csv\[\w+\]", row.file)
-        if match:
-            out[(match.group(1), row.hn_type, row.split)] = int(row.rows)
-    return out
-
-
-def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> list[Check]:
-    """Every check that the available data and results allow (the `make check` list)."""
-    from . import analysis, paths, results, validation
-    crepe = paths.crepe_dir(data_dir)
-    report = validation.validate(crepe, token_lengths=token_lengths) if crepe is not None else None
-    prod_queries = _present_productivity_queries(crepe, report)
-    out = (check_chance_levels(all_negatives_sizes=_all_negatives_sizes(prod_queries, report))
-           + check_dataset_totals() + check_printed_deltas() + check_headline_drop() + check_comp_direction()
-           + check_productivity_trends())
-
-    evaluated = results.load_results(results_dir)
-    for source in published.IMAGENET_SOURCES:
-        swap8 = analysis.evaluated_swap_r2_inputs(evaluated, 8, source)   # complete results only
-        out += check_r2(source=source, evaluated_swap8=swap8 if len(swap8) >= 3 else None)
-
-    out += check_productivity_totals(report.stats if report is not None and report.stats else None)
-    out += check_granularity(published.productivity(),
-                             validation.query_counts(prod_queries) if prod_queries else None)
-    if report is not None and not report.ok:
-        out.append(Check("The CREPE data folder validates", "no errors", f"{len(report.errors)} error(s)", FAIL,
-                         "; ".join(report.errors[:3]), "data"))
-    prod_ev = evaluated[evaluated["benchmark"] == "productivity"]
-    out += check_evaluated_against_published(prod_ev, published.productivity()[["model", "hn_type", "complexity", "r1"]],
-                                             ["model", "hn_type", "complexity"], what="productivity",
-                                             count_keys=["hn_type", "complexity"],
-                                             expected_queries=published.released_productivity_queries())
-    syst_ev = evaluated[evaluated["benchmark"] == "systematicity"].rename(columns={"hn_type": "hn_set"})
-    out += check_evaluated_against_published(syst_ev, published.systematicity()[["model", "hn_set", "split", "r1"]],
-                                             ["model", "hn_set", "split"], what="systematicity",
-                                             count_keys=["train_data", "hn_set", "split"],
-                                             expected_queries=systematicity_query_counts(report))
-    return out + winoground_checks(results_dir)
-
-
-def winoground_checks(results_dir=None, data_dir=None) -> list[Check]:
-    """Winoground's text-metadata checks (the local dataset or its text metadata) and Table 3."""
-    from . import paths, winoground
-    examples, _ = winoground.load_examples(paths.winoground_dir(data_dir))
-    if examples is None:
-        rows = [Check("Winoground metadata checks", "—", "—", NEEDS, "no Winoground data (make data-winoground)",
-                      "winoground")]
-    else:
-        rows = winoground.data_checks(examples)
-    return rows + winoground.check_table3(winoground.load_results(results_dir))
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("--data-dir", default=None, help="CREPE CSVs (default: $CREPE_DATA/crepe, i.e. ./data/crepe)")
-    parser.add_argument("--results-dir", default="results/evaluated", help="evaluated results (if any)")
-    parser.add_argument("--tables-dir", default="tables", help="where checks.{csv,md,tex} are written")
-    parser.add_argument("--readme", default=None, help="also refresh the claims table in this README")
-    parser.add_argument("--verify-readme", default=None, metavar="README",
-                        help="exit non-zero when this README's claims table differs from the checks just run")
-
-
-def fail_reach_note(checks: list[Check]) -> str:
-    """The closing note: how many rows can reach ``fail`` (the others compare the paper with itself)."""
-    can = sum(c.can_fail for c in checks)
-    return (f"{can} of {len(checks)} rows can fail; the other {len(checks) - can} compare the paper with itself "
-            "(no fault of ours can show there)")
-
-
-def duplicate_claims(checks: list[Check]) -> list[str]:
-    """Claim texts that appear more than once (each claim must be listed once)."""
-    seen: dict[str, int] = {}
-    for c in checks:
-        seen[c.claim] = seen.get(c.claim, 0) + 1
-    return sorted(claim for claim, n in seen.items() if n > 1)
-
-
-def run(args) -> int:
-    from .reporting import readme_claims_current, update_readme_claims, write_table
-    checks = run_all(args.data_dir, args.results_dir)
-    df = to_frame(checks)
-    write_table(df, "checks", args.tables_dir, caption="Every checked claim of the CREPE and Winoground papers")
-    if args.readme:
-        update_readme_claims(args.readme, df)
-    counts = df["status"].value_counts()
-    width = max(len(c.claim) for c in checks)
-    for c in checks:
-        print(f"{c.status:>20}  {c.claim:<{width}}  paper: {c.paper}  ours: {c.ours}")
-    print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items()))
-    print(fail_reach_note(checks))
-    status = 0
-    repeated = duplicate_claims(checks)
-    if repeated:
-        print(f"\n{len(repeated)} claim(s) listed more than once: {'; '.join(repeated)}", file=sys.stderr)
-        status = 1
-    bad = failures(checks)
-    if bad:
-        print(f"\n{len(bad)} check(s) failed:", file=sys.stderr)
-        for c in bad:
-            print(f"  - {c.claim}: paper {c.paper}, ours {c.ours}. {c.detail}", file=sys.stderr)
-        status = 1
-    if args.verify_readme and not readme_claims_current(args.verify_readme, df):
-        print(f"\n{args.verify_readme}: its claims table (between the claims markers) differs from these checks; "
-              "run `make check-readme` and commit the result", file=sys.stderr)
-        status = 1
-    return status

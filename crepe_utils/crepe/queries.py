@@ -50,7 +50,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import DataError
+from ..errors import DataError
 
 PROD_HN_TYPES = ("atom", "swap", "negate")
 SYST_HN_TYPES = ("atom", "comp", "combined")
@@ -298,7 +298,7 @@ def _read_csv(path: Path, required: tuple[str, ...]):
     if missing:
         raise DataError(
             f"{path}: missing column(s) {missing}; found {header}. Expected CREPE's CSV format "
-            "(see crepe_utils/data.py); re-download the archive with `make data`."
+            "(see crepe_utils/crepe/queries.py); re-download the archive with `make data`."
         )
     try:
         for row in reader:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -15,11 +14,13 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from . import data as D
-from .errors import CrepeError
-from . import engine, metrics, paths, registry
-from .models import load_model, sha256_file
-from .results import KINDS, PER_QUERY_COLUMNS, format_scores, result_dir, write_result
+from . import queries as D
+from ..errors import CrepeError
+from ..engine import core as engine
+from .. import metrics, paths
+from ..models import load_model, registry, sha256_file
+from ..results import provenance
+from ..results.store import KINDS, PER_QUERY_COLUMNS, format_scores, result_dir, write_result
 
 BENCHMARKS = ("systematicity", "productivity")
 
@@ -196,35 +197,6 @@ def _group_of_issue(issue: D.RowIssue) -> tuple:
     return ("", "", None)
 
 
-# ------------------------------------------------------------------------------ provenance
-
-def _git_commit() -> dict:
-    root = paths.PROJECT_ROOT
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                                timeout=10).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                                    capture_output=True, text=True, timeout=10).stdout.strip())
-        return {"commit": commit or None, "dirty": dirty}
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
-
-
-def environment() -> dict:
-    import open_clip
-    import torch
-    from importlib.metadata import version
-    cuda = torch.cuda.is_available()
-    return {
-        "python": sys.version.split()[0], "platform": platform.platform(),
-        "packages": {p: version(p) for p in ("torch", "torchvision", "open_clip_torch", "numpy", "pandas",
-                                              "pillow", "crepe_utils")},
-        "open_clip": open_clip.__version__, "cuda": torch.version.cuda if cuda else None,
-        "gpu": torch.cuda.get_device_name(0) if cuda else None,
-        "git": _git_commit(),
-    }
-
-
 def _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries: D.QuerySet,
               result: engine.EngineResult, settings: dict, seconds: float) -> dict:
     files = {}
@@ -243,7 +215,7 @@ def _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries: D.Qu
                  "skipped_by_engine": dict(Counter(why for _, why in result.skipped))},
         "engine": {**settings, **{k: v for k, v in result.stats.items() if not k.startswith(engine.RUN_STATS)},
                    "device": str(loaded.device)},
-        "environment": environment(),
+        "environment": provenance.environment(),
         # Everything that differs between two identical runs lives here (and only here).
         "run": {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(seconds, 1),
                 "host": platform.node(),

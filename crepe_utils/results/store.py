@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .atomic import atomic_directory, published_files, write_json
+from ..atomic import atomic_directory, published_files, write_json
 
 SCHEMA_VERSION = 1
 KINDS = ("evaluated", "toy", "fixture")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .atomic import atomic_path, write_text
-from .kernel import in_notebook_kernel
+from ..atomic import atomic_path, write_text
+from ..kernel import in_notebook_kernel
 
 #: One colour per training set, used by every figure.
 TRAIN_PALETTE = {

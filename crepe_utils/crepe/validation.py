@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import data as D
+from . import queries as D
 
 CONTEXT_LENGTH = 77
 
@@ -276,7 +276,8 @@ def token_identical_ties(queries) -> Counter:
 def _check_images(report: ValidationReport, queries, image_dir, progress: bool = False) -> None:
     """Every queried image decoded in full (a damaged file fails here, not halfway through a run)."""
     from tqdm.auto import tqdm
-    from .images import ImageIndex, box_outside, box_wholly_outside, open_rgb
+    from ..engine.images import box_outside, box_wholly_outside, open_rgb
+    from .images import ImageIndex
     try:
         index = ImageIndex(image_dir)
     except FileNotFoundError as exc:
@@ -320,7 +321,7 @@ def _check_images(report: ValidationReport, queries, image_dir, progress: bool =
 # ------------------------------------------------------------------------------ command line
 
 def add_arguments(parser) -> None:
-    from . import paths
+    from .. import paths
     parser.add_argument("--data-dir", default=None,
                         help="folder holding CREPE's CSVs (default: $CREPE_DATA/crepe, i.e. ./data/crepe)")
     parser.add_argument("--image-dir", default=None, help="Visual Genome images (checked when given)")

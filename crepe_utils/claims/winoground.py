@@ -1,7 +1,7 @@
 """Checks of the Winoground paper's claims against its released data and against our evaluations.
 
-Each function returns :class:`crepe_utils.checks.Check` rows (claim, paper, ours, status) with the
-statuses of :mod:`crepe_utils.checks`. The data checks take the examples as a DataFrame with
+Each function returns :class:`crepe_utils.claims.crepe.Check` rows (claim, paper, ours, status) with the
+statuses of :mod:`crepe_utils.claims.crepe`. The data checks take the examples as a DataFrame with
 Winoground's fields (``examples_text.tsv`` or the real ``examples.jsonl``); claim values come from
 ``reported/claims.csv`` (benchmark "winoground") and Table 3 from ``reported/winoground_table3.csv``.
 
@@ -26,10 +26,10 @@ from collections import Counter
 
 import pandas as pd
 
-from .. import published
-from ..checks import FAIL, NEEDS, PAPER, PASS, Check
-from .scoring import METRICS, chance_levels
-from .statistics import split_tags
+from .. import reported
+from .base import FAIL, NEEDS, PAPER, PASS, Check
+from ..winoground.scoring import METRICS, chance_levels
+from ..winoground.statistics import split_tags
 
 GROUP = "winoground"
 TAG_CLAIMS = {"Object": "wg_tag_object", "Relation": "wg_tag_relation", "Both": "wg_tag_both"}
@@ -43,11 +43,11 @@ MORPHEME_TAG = "Morpheme-Level"
 
 
 def _claim(claim_id: str) -> float:
-    return published.claim(claim_id)
+    return reported.claim(claim_id)
 
 
 def _source(claim_id: str) -> str:
-    return published.claim_source(claim_id)
+    return reported.claim_source(claim_id)
 
 
 def metadata_digest(examples: pd.DataFrame) -> str:
@@ -66,7 +66,7 @@ class _Pins:
     """The pinned counts of the released metadata, and how ``examples`` relate to them."""
 
     def __init__(self, examples: pd.DataFrame, pinned: dict | None = None):
-        self.values = pinned if pinned is not None else published.released_counts("winoground")
+        self.values = pinned if pinned is not None else reported.released_counts("winoground")
         self.same_copy = metadata_digest(examples) == self.values.get("metadata_sha256")
 
     def differs(self, quantity: str, ours: int) -> str:
@@ -267,7 +267,7 @@ def check_table3(results: pd.DataFrame | None, table3: pd.DataFrame | None = Non
     "evaluated"`` results on all 400 examples are compared; "needs data" when there are none.
     ``tolerance`` is in points (0.5 = two examples).
     """
-    table3 = table3 if table3 is not None else published.winoground_table3()
+    table3 = table3 if table3 is not None else reported.winoground_table3()
     paper = table3.set_index("model").loc[TABLE3_CLIP_ROW]
     claim = f"Evaluated CLIP ViT-B/32 reproduces Table 3 ({', '.join(f'{float(paper[m]):.2f}' for m in METRICS)})"
     rows = pd.DataFrame() if results is None else results

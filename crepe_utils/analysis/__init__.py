@@ -1,0 +1,7 @@
+"""Tables and figures built from results and the papers' numbers.
+
+``tables``       published numbers beside evaluated ones, with differences and intervals
+``correlation``  R² against ImageNet accuracy, with bootstrap intervals
+``reporting``    one style for figures (PNG, SVG) and tables (CSV, Markdown, LaTeX)
+``model_table``  the model registry as a table (``python -m crepe_utils models``)
+"""

@@ -1,0 +1,64 @@
+"""The check row every claim produces: (claim, paper value, ours, status), and its statuses.
+
+Status values:
+
+``pass``                 our number agrees with the paper's;
+``fail``                 it does not, and the fault would be ours (the build fails);
+``paper inconsistency``  the paper disagrees with itself or with its released data; reported,
+                         never a build failure;
+``needs data``           the check needs data or evaluated results that are not present.
+
+Counts of the released data are checked twice: our count against the count pinned in
+``reported/released_*.csv`` (a difference is ``fail``: our counting, or data that are not the
+release), and only then the pinned count against the paper (a difference is ``paper
+inconsistency``). A row whose comparison is the paper against itself cannot fail; it says so with
+``can_fail=False``, and ``make check`` closes by counting the rows that can.
+
+Every function takes the tables it checks as arguments (defaults: the published numbers), so a
+test can hand it wrong input and watch it fail.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+PASS, FAIL, PAPER, NEEDS = "pass", "fail", "paper inconsistency", "needs data"
+STATUSES = (PASS, FAIL, PAPER, NEEDS)
+
+
+@dataclass(frozen=True)
+class Check:
+    claim: str
+    paper: str
+    ours: str
+    status: str
+    detail: str = ""
+    group: str = ""
+    #: False for a row that compares the paper with itself: no fault of ours can show there.
+    can_fail: bool = True
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown status {self.status!r}")
+        if self.status == FAIL and not self.can_fail:
+            raise ValueError(f"{self.claim!r}: a row that cannot fail has status fail")
+
+
+def to_frame(checks: list[Check]) -> pd.DataFrame:
+    cols = ["group", "claim", "paper", "ours", "status", "detail"]
+    return pd.DataFrame([asdict(c) for c in checks], columns=cols)
+
+
+def failures(checks: list[Check]) -> list[Check]:
+    return [c for c in checks if c.status == FAIL]
+
+
+def _fmt(v, nd=2) -> str:
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    return f"{v:.{nd}f}"
