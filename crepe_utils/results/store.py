@@ -58,6 +58,12 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.+" else "_" for c in name)
 
 
+def check_kind(kind) -> None:
+    """Raise unless ``kind`` is one of :data:`KINDS` (what a manifest's ``kind`` may say)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+
+
 def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query, manifest: dict) -> Path:
     """Write the three files of one result as one folder, atomically.
 
@@ -71,8 +77,7 @@ def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query,
     missing = [c for c in SUMMARY_COLUMNS if c not in summary.columns]
     if missing:
         raise ValueError(f"summary lacks columns {missing}")
-    if manifest.get("kind") not in KINDS:
-        raise ValueError(f"manifest 'kind' must be one of {KINDS}, got {manifest.get('kind')!r}")
+    check_kind(manifest.get("kind"))
     manifest = {"schema_version": SCHEMA_VERSION, **manifest}
     with atomic_directory(directory) as tmp:
         summary[SUMMARY_COLUMNS].to_csv(tmp / "summary.csv", index=False, float_format="%.6g")
