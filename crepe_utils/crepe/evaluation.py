@@ -5,7 +5,6 @@
 """
 from __future__ import annotations
 
-import platform
 import sys
 import time
 from collections import Counter
@@ -201,20 +200,16 @@ def _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries: D.Qu
         except D.DataError:
             continue  # the all-negatives sets are built, not read
     issues = Counter(i.kind for i in queries.issues)
+    run_stats = {k: v for k, v in result.stats.items() if k.startswith(engine.RUN_STATS)}
     return {
-        "kind": kind, "label": label, "benchmark": benchmark,
-        "model": loaded.spec.to_dict(), "caveat": loaded.spec.caveat,
+        **provenance.manifest(kind, label, loaded.spec, seconds=seconds, run_stats=run_stats),
+        "benchmark": benchmark, "caveat": loaded.spec.caveat,
         "data": {"data_dir": str(data_dir), "image_dir": str(image_dir), "files_sha256": files,
                  "rows_read": queries.files, "issues": dict(issues),
                  "skipped_by_engine": dict(Counter(why for _, why in result.skipped))},
         # the settings as the run used them, then what the engine found (overlength texts, ...)
         "engine": {**settings.record(),
                    **{k: v for k, v in result.stats.items() if not k.startswith(engine.RUN_STATS)}},
-        "environment": provenance.environment(),
-        # Everything that differs between two identical runs lives here (and only here).
-        "run": {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(seconds, 1),
-                "host": platform.node(),
-                **{k: v for k, v in result.stats.items() if k.startswith(engine.RUN_STATS)}},
     }
 
 
