@@ -5,8 +5,6 @@
 """
 from __future__ import annotations
 
-import os
-import platform
 import sys
 import time
 from collections import Counter
@@ -20,7 +18,9 @@ from ..engine import core as engine
 from .. import metrics, paths
 from ..models import load_model, registry, sha256_file
 from ..results import provenance
-from ..results.store import KINDS, PER_QUERY_COLUMNS, format_scores, result_dir, write_result
+from ..results.store import KINDS, PER_QUERY_COLUMNS, check_kind, format_scores, result_dir, write_result
+from .settings import EvaluationSettings
+from . import settings as settings_cli
 
 BENCHMARKS = ("systematicity", "productivity")
 
@@ -63,58 +63,51 @@ def _limit(qs: D.QuerySet, limit: int | None) -> D.QuerySet:
 
 def evaluate(model: str, pretrained: str | None = None, model_config: str | None = None, *,
              benchmark: str, data_dir=None, image_dir=None, out="results/evaluated",
-             hn_types=None, train_data: str | None = None, complexities=None,
-             device: str = "auto", precision: str = "fp32", batch_size: int = 256,
-             text_batch_size: int = 512, num_workers: int | None = None, limit: int | None = None,
-             kind: str = "evaluated", label: str = "", cache_dir=None, tie_policy: str = "pessimistic",
-             truncation: str | None = None, length_cut: bool = True, skip_missing_images: bool = False,
-             on_bad_row: str = "raise", empty_negatives: str = "skip", all_negatives: bool = True,
-             n_boot: int = 5000, progress: bool = True, loaded=None) -> pd.DataFrame:
+             hn_types=None, train_data: str | None = None, complexities=None, all_negatives: bool = True,
+             cache_dir=None, kind: str = "evaluated", label: str = "", progress: bool = True, loaded=None,
+             settings: EvaluationSettings | None = None, **overrides) -> pd.DataFrame:
     """Evaluate one model on one benchmark; write the results folder; return the summary table.
 
     ``model`` is a registry key (``laion400m-vit-b-32``), an open_clip architecture (with
     ``pretrained`` a tag, URL or checkpoint path) or a custom config name (with ``model_config``).
     For systematicity, ``train_data`` defaults to the registry model's training set.
     ``loaded`` (a :class:`crepe_utils.models.LoadedModel`) skips loading, e.g. across benchmarks.
-    ``truncation`` defaults to the model family's official policy (``loaded.spec.truncation``).
+    The evaluation settings (:class:`~crepe_utils.crepe.settings.EvaluationSettings`: precision,
+    batch sizes, ``limit``, ``tie_policy``, ...) come from ``settings`` with any of them overridden
+    by keyword (``evaluate(..., precision="bf16")``). ``truncation`` defaults to the model family's
+    official policy (``loaded.spec.truncation``). ``cache_dir=False`` reads and writes no cache.
     """
     from .images import ImageIndex
 
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    settings = EvaluationSettings.build(settings, **overrides)
+    check_kind(kind)
     t0 = time.time()
     data_dir = paths.crepe_dir(data_dir)
     if data_dir is None:
         raise D.DataError("no CREPE data folder: run `make data` or pass data_dir / --data-dir")
     image_dir = paths.vg_images_dir(image_dir)
-    loaded = loaded or load_model(model, pretrained, model_config, device=device)
-    truncation = truncation or loaded.spec.truncation
+    loaded = loaded or load_model(model, pretrained, model_config, device=settings.device)
+    used = settings.resolved(loaded)     # what the run uses (and records): nothing left to "auto"
     if benchmark == "systematicity" and not train_data:
         paper = next((m for m in registry.PAPER_MODELS if m.key == loaded.spec.key), None)
         if paper is None or paper.train_data not in registry.SYSTEMATICITY_TRAIN_DATA:
             raise ValueError(f"{loaded.spec.key}: say which systematicity split to use (train_data=cc12m, yfcc or "
                              "laion); it must be the model's training set for SC/UC to mean anything")
         train_data = paper.train_data
-    queries = _limit(load_queries(benchmark, data_dir, hn_types, train_data, complexities, on_bad_row,
-                                  empty_negatives, all_negatives), limit)
+    queries = _limit(load_queries(benchmark, data_dir, hn_types, train_data, complexities, used.on_bad_row,
+                                  used.empty_negatives, all_negatives), used.limit)
     index = ImageIndex(image_dir)
-    if num_workers is None:
-        num_workers = min(8, os.cpu_count() or 1) if loaded.device.type == "cuda" else 0
     cache = paths.cache_dir(cache_dir) / "embeddings" if cache_dir is not False else None
-    result = engine.run(loaded, queries.queries, index, cache_dir=cache, precision=precision,
-                        image_batch_size=batch_size, text_batch_size=text_batch_size, num_workers=num_workers,
-                        length_cut=length_cut, truncation=truncation, skip_missing_images=skip_missing_images,
-                        skip_bad_boxes=on_bad_row == "skip",
+    result = engine.run(loaded, queries.queries, index, cache_dir=cache, precision=used.precision,
+                        image_batch_size=used.batch_size, text_batch_size=used.text_batch_size,
+                        num_workers=used.num_workers, length_cut=used.length_cut, truncation=used.truncation,
+                        skip_missing_images=used.skip_missing_images, skip_bad_boxes=used.on_bad_row == "skip",
                         progress=progress)
     ranks = metrics.ranks_from_flat(result.scores, result.offsets)
-    summary = summarize(result, queries, ranks, tie_policy, n_boot)
+    summary = summarize(result, queries, ranks, used.tie_policy, used.n_boot)
     summary.insert(0, "model", loaded.spec.key)
-    manifest = _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries, result, {
-        "precision": precision, "tie_policy": tie_policy, "truncation": truncation,
-        "length_cut_requested": length_cut, "batch_size": batch_size, "text_batch_size": text_batch_size,
-        "num_workers": num_workers, "limit": limit, "on_bad_row": on_bad_row, "empty_negatives": empty_negatives,
-        "skip_missing_images": skip_missing_images, "n_boot": n_boot,
-    }, seconds=time.time() - t0)
+    manifest = _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries, result, used,
+                         seconds=time.time() - t0)
     write_result(result_dir(out, loaded.spec.key, benchmark, train_data if benchmark == "systematicity" else None),
                  summary, per_query_frames(result, ranks), manifest)
     return summary
@@ -198,7 +191,7 @@ def _group_of_issue(issue: D.RowIssue) -> tuple:
 
 
 def _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries: D.QuerySet,
-              result: engine.EngineResult, settings: dict, seconds: float) -> dict:
+              result: engine.EngineResult, settings: EvaluationSettings, seconds: float) -> dict:
     files = {}
     for name in sorted(queries.files):
         base = name.split("[", 1)[0]
@@ -207,47 +200,31 @@ def _manifest(loaded, benchmark, kind, label, data_dir, image_dir, queries: D.Qu
         except D.DataError:
             continue  # the all-negatives sets are built, not read
     issues = Counter(i.kind for i in queries.issues)
+    run_stats = {k: v for k, v in result.stats.items() if k.startswith(engine.RUN_STATS)}
     return {
-        "kind": kind, "label": label, "benchmark": benchmark,
-        "model": loaded.spec.to_dict(), "caveat": loaded.spec.caveat,
+        **provenance.manifest(kind, label, loaded.spec, seconds=seconds, run_stats=run_stats),
+        "benchmark": benchmark, "caveat": loaded.spec.caveat,
         "data": {"data_dir": str(data_dir), "image_dir": str(image_dir), "files_sha256": files,
                  "rows_read": queries.files, "issues": dict(issues),
                  "skipped_by_engine": dict(Counter(why for _, why in result.skipped))},
-        "engine": {**settings, **{k: v for k, v in result.stats.items() if not k.startswith(engine.RUN_STATS)},
-                   "device": str(loaded.device)},
-        "environment": provenance.environment(),
-        # Everything that differs between two identical runs lives here (and only here).
-        "run": {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(seconds, 1),
-                "host": platform.node(),
-                **{k: v for k, v in result.stats.items() if k.startswith(engine.RUN_STATS)}},
+        # the settings as the run used them, then what the engine found (overlength texts, ...)
+        "engine": {**settings.record(),
+                   **{k: v for k, v in result.stats.items() if not k.startswith(engine.RUN_STATS)}},
     }
 
 
 # ------------------------------------------------------------------------------ command line
 
 def _common(parser) -> None:
+    """Where things are and how results are labelled, then one option per evaluation setting."""
     parser.add_argument("--data-dir", default=None, help="CREPE CSV folder (default: $CREPE_DATA/crepe)")
     parser.add_argument("--image-dir", default=None, help="Visual Genome images (default: $VG_IMAGES)")
     parser.add_argument("--out", default="results/evaluated", help="results folder (default: %(default)s)")
-    parser.add_argument("--device", default="auto", help="cuda, cpu, cuda:1 ... (default: cuda when available)")
-    parser.add_argument("--precision", default="fp32", choices=engine.PRECISIONS,
-                        help="fp32 (default, faithful to the paper), tf32, bf16 or fp16 autocast")
-    parser.add_argument("--batch-size", type=int, default=256, help="images per batch")
-    parser.add_argument("--text-batch-size", type=int, default=512, help="captions per batch")
-    parser.add_argument("--num-workers", type=int, default=None, help="image decoding workers")
-    parser.add_argument("--limit", type=int, default=None, help="at most N queries per retrieval set (smoke tests)")
     parser.add_argument("--cache-dir", default=None, help="embedding cache (default: $CREPE_CACHE or ./cache)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    parser.add_argument("--tie-policy", default="pessimistic", choices=("pessimistic", "optimistic"))
-    parser.add_argument("--truncation", default=None, choices=engine.TRUNCATIONS,
-                        help="over-long captions (default: the model family's official policy)")
-    parser.add_argument("--no-length-cut", action="store_true", help="encode every caption at the full 77 tokens")
-    parser.add_argument("--skip-missing-images", action="store_true", help="evaluate without queries whose image "
-                        "is missing or unreadable (counted in the results)")
-    parser.add_argument("--skip-bad-rows", action="store_true", help="skip malformed CSV rows and regions that "
-                        "cannot be encoded, e.g. a box wholly outside its image (counted in the results)")
     parser.add_argument("--kind", default="evaluated", choices=KINDS, help="what the data are (labels the results)")
     parser.add_argument("--label", default="", help="free-text label stored in the manifest")
+    settings_cli.add_arguments(parser)
 
 
 def add_arguments_evaluate(parser) -> None:
@@ -264,13 +241,10 @@ def add_arguments_evaluate(parser) -> None:
 
 
 def _kwargs(args) -> dict:
-    return dict(data_dir=args.data_dir, image_dir=args.image_dir, out=args.out, device=args.device,
-                precision=args.precision, batch_size=args.batch_size, text_batch_size=args.text_batch_size,
-                num_workers=args.num_workers, limit=args.limit,
-                cache_dir=False if args.no_cache else args.cache_dir, tie_policy=args.tie_policy,
-                truncation=args.truncation, length_cut=not args.no_length_cut,
-                skip_missing_images=args.skip_missing_images, on_bad_row="skip" if args.skip_bad_rows else "raise",
-                kind=args.kind, label=args.label)
+    """evaluate()'s keywords from the options of :func:`_common` (the settings validated once, here)."""
+    return dict(data_dir=args.data_dir, image_dir=args.image_dir, out=args.out,
+                cache_dir=False if args.no_cache else args.cache_dir, kind=args.kind, label=args.label,
+                settings=settings_cli.from_args(args))
 
 
 def _print_summary(summary: pd.DataFrame) -> None:
@@ -302,6 +276,7 @@ def run_evaluate_paper(args) -> int:
     """Every requested registry model on every benchmark it entered in the paper."""
     every = args.models in (["paper"], ["all"])
     keys = [m.key for m in registry.paper_models(evaluable=True)] if every else args.models
+    kwargs = _kwargs(args)       # a bad setting stops here, before any model is loaded
     failed = []
     for key in keys:
         row = registry.paper_model(key)
@@ -314,7 +289,7 @@ def run_evaluate_paper(args) -> int:
             loaded = load_model(key, device=args.device)
             for bench in benches:
                 print(f"== {row.display}: {bench}", flush=True)
-                summary = evaluate(key, benchmark=bench, loaded=loaded, **_kwargs(args))
+                summary = evaluate(key, benchmark=bench, loaded=loaded, **kwargs)
                 _print_summary(summary)
         except Exception as exc:  # noqa: BLE001 - report and continue with the next model
             print(f"error: {key}: {exc}", file=sys.stderr)

@@ -1,11 +1,17 @@
-"""Provenance every result records: the software environment and the project's git state."""
+"""Provenance every result records: what it is, the model, the software environment, the run.
+
+:func:`manifest` builds the sections that CREPE's and Winoground's manifests share; each
+benchmark adds its own ``data`` and ``engine`` sections (and whatever else it records).
+"""
 from __future__ import annotations
 
 import platform
 import subprocess
 import sys
+import time
 
 from .. import paths
+from .store import check_kind
 
 def _git_commit() -> dict:
     root = paths.PROJECT_ROOT
@@ -32,3 +38,16 @@ def environment() -> dict:
         "gpu": torch.cuda.get_device_name(0) if cuda else None,
         "git": _git_commit(),
     }
+
+
+def manifest(kind: str, label: str, spec, *, seconds: float, run_stats: dict) -> dict:
+    """The manifest sections every result has: kind, label, model, environment, run.
+
+    ``spec`` is the model's :class:`crepe_utils.models.ModelSpec`. ``run`` holds everything that
+    differs between two identical runs, and only that: when, how long, where, and ``run_stats``
+    (timings, what came from the cache), so two identical runs differ in that section alone.
+    """
+    check_kind(kind)
+    return {"kind": kind, "label": label, "model": spec.to_dict(), "environment": environment(),
+            "run": {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(seconds, 1),
+                    "host": platform.node(), **run_stats}}

@@ -5,11 +5,13 @@ A *results folder* holds one sub-folder per evaluated (model, benchmark[, traini
     <results>/<model>/<benchmark>[-<train_data>]/
         summary.csv        one tidy row per retrieval set (SUMMARY_COLUMNS)
         per_query.csv.gz   one row per query (PER_QUERY_COLUMNS): ranks, ties, scores
-        manifest.json      provenance (MANIFEST_KEYS): code, data, model, device, precision, label
+        manifest.json      provenance: kind, label, model, data, engine settings, environment, run
 
 A retrieval set is one model × benchmark × HN type × split (systematicity: SC/UC) or complexity
 (productivity: 4..12). Recall values are percentages. A result folder is written atomically as
-a whole; ``load_results`` reads any folder of such sub-folders, however deep.
+a whole; ``load_results`` reads any folder of such sub-folders, however deep. Winoground's results
+(:mod:`crepe_utils.winoground.results`) are written and read by the same :func:`write_folder` and
+:func:`read_results`, under their own file names.
 
 ``kind`` in the manifest (and the ``kind`` column of :func:`load_results`) says what the numbers
 are: ``"evaluated"`` (the real CREPE data), ``"toy"`` (the procedurally generated toy world) or
@@ -26,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..atomic import atomic_directory, published_files, write_json
+from ..errors import CrepeError
 
 SCHEMA_VERSION = 1
 KINDS = ("evaluated", "toy", "fixture")
@@ -44,8 +47,12 @@ PER_QUERY_COLUMNS = [
     "scores", "n_truncated",
 ]
 
-MANIFEST_KEYS = ("schema_version", "kind", "label", "model", "benchmark", "data", "engine",
-                 "environment", "created")
+MANIFEST = "manifest.json"
+SUMMARY = "summary.csv"
+
+
+class ResultsError(CrepeError, ValueError):
+    """A result folder that cannot be read (damaged manifest, newer format); the message names it."""
 
 
 def result_dir(root: str | os.PathLike, model: str, benchmark: str, train_data: str | None = None) -> Path:
@@ -58,39 +65,56 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.+" else "_" for c in name)
 
 
+def check_kind(kind) -> None:
+    """Raise unless ``kind`` is one of :data:`KINDS` (what a manifest's ``kind`` may say)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+
+
+def check_columns(what: str, frame: pd.DataFrame, columns: list[str]) -> None:
+    """Raise unless ``frame`` (described as ``what``) has every one of ``columns``."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} lacks columns {missing}")
+
+
+def write_folder(directory: str | os.PathLike, manifest: dict, write_files, manifest_name: str = MANIFEST) -> Path:
+    """Write one result folder as a whole: ``write_files(tmp)`` writes its tables into the
+    temporary folder, then the manifest (which must say its ``kind``) is added with the schema version.
+
+    The files go into a hidden temporary sibling of ``directory`` that then replaces it as a whole
+    (:func:`crepe_utils.atomic.atomic_directory`): a reader finds either the previous complete
+    result or the new one, never a mixture; a failed or killed write leaves the previous result as it was.
+    """
+    check_kind(manifest.get("kind"))
+    with atomic_directory(Path(directory)) as tmp:
+        write_files(tmp)
+        write_json(tmp / manifest_name, {"schema_version": SCHEMA_VERSION, **manifest})
+    return Path(directory)
+
+
 def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query, manifest: dict) -> Path:
-    """Write the three files of one result as one folder, atomically.
+    """Write the three files of one CREPE result as one folder, atomically (:func:`write_folder`).
 
     ``per_query`` is a DataFrame or an iterable of DataFrames (written chunk by chunk, so memory
-    stays flat). The files are written into a hidden temporary sibling of ``directory`` that then
-    replaces it as a whole (:func:`crepe_utils.atomic.atomic_directory`): a reader finds either
-    the previous complete result or the new one, never a mixture; a failed or killed write
-    leaves the previous result as it was.
+    stays flat).
     """
-    directory = Path(directory)
-    missing = [c for c in SUMMARY_COLUMNS if c not in summary.columns]
-    if missing:
-        raise ValueError(f"summary lacks columns {missing}")
-    if manifest.get("kind") not in KINDS:
-        raise ValueError(f"manifest 'kind' must be one of {KINDS}, got {manifest.get('kind')!r}")
-    manifest = {"schema_version": SCHEMA_VERSION, **manifest}
-    with atomic_directory(directory) as tmp:
-        summary[SUMMARY_COLUMNS].to_csv(tmp / "summary.csv", index=False, float_format="%.6g")
+    check_columns("summary", summary, SUMMARY_COLUMNS)
+
+    def write_files(tmp: Path) -> None:
+        summary[SUMMARY_COLUMNS].to_csv(tmp / SUMMARY, index=False, float_format="%.6g")
         # No name and mtime=0 in the gzip header keep the file identical across identical runs.
         with open(tmp / "per_query.csv.gz", "wb") as raw, \
                 gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
             frames = [per_query] if isinstance(per_query, pd.DataFrame) else per_query
             header = True
             for frame in frames:
-                missing = [c for c in PER_QUERY_COLUMNS if c not in frame.columns]
-                if missing:
-                    raise ValueError(f"per-query table lacks columns {missing}")
+                check_columns("per-query table", frame, PER_QUERY_COLUMNS)
                 gz.write(frame[PER_QUERY_COLUMNS].to_csv(index=False, header=header, float_format="%.9g").encode())
                 header = False
             if header:  # no rows at all: still write the header
                 gz.write((",".join(PER_QUERY_COLUMNS) + "\n").encode())
-        write_json(tmp / "manifest.json", manifest)
-    return directory
+    return write_folder(directory, manifest, write_files)
 
 
 def format_scores(scores: np.ndarray) -> str:
@@ -98,8 +122,8 @@ def format_scores(scores: np.ndarray) -> str:
     return " ".join(f"{s:.9g}" for s in scores)   # 9 digits round-trip a float32 exactly
 
 
-def parse_scores(text: str) -> np.ndarray:
-    return np.array([float(s) for s in str(text).split()], dtype=float)
+def _read_summary(handle) -> pd.DataFrame:
+    return pd.read_csv(handle, keep_default_na=True, dtype={"split": "string", "train_data": "string"})
 
 
 def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
@@ -109,18 +133,12 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     manifest beside it is not a result and is ignored, as are hidden (temporary) folders.
     """
     columns = SUMMARY_COLUMNS + ["kind", "label", "display", "result_dir"]
-    if root is None or not Path(root).exists():
-        return pd.DataFrame(columns=columns)
     frames = []
-    for manifest_path in published_files(root, "manifest.json"):
-        read = _read_result(manifest_path.parent)
-        if read is None:
-            continue
-        manifest, df = read
+    for directory, manifest, df in read_results(root, MANIFEST, SUMMARY, _read_summary):
         df["kind"] = manifest.get("kind", "evaluated")
         df["label"] = manifest.get("label", "")
         df["display"] = manifest.get("model", {}).get("display") or df["model"]
-        df["result_dir"] = str(manifest_path.parent)
+        df["result_dir"] = str(directory)
         frames.append(df)
     if not frames:
         return pd.DataFrame(columns=columns)
@@ -129,7 +147,22 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     return out.reindex(columns=columns)   # results written before a column existed read as NaN there
 
 
-def _read_result(directory: Path, attempts: int = 3) -> tuple[dict, pd.DataFrame] | None:
+def read_results(root: str | os.PathLike | None, manifest_name: str, summary_name: str, read_summary):
+    """(folder, manifest, summary) of every published result under ``root`` (any depth), in path order.
+
+    ``read_summary(handle)`` reads the summary file. A folder with a manifest but no summary is
+    skipped, as are hidden (temporary) folders; none at all when ``root`` is None or absent.
+    """
+    if root is None or not Path(root).exists():
+        return
+    for manifest_path in published_files(root, manifest_name):
+        read = read_folder(manifest_path.parent, manifest_name, summary_name, read_summary)
+        if read is not None:
+            yield (manifest_path.parent, *read)
+
+
+def read_folder(directory: Path, manifest_name: str, summary_name: str, read_summary,
+                attempts: int = 3) -> tuple[dict, pd.DataFrame] | None:
     """(manifest, summary) of one result folder, both read from the same folder.
 
     The folder is opened once and both files are read through that handle, so a folder being
@@ -150,17 +183,34 @@ def _read_result(directory: Path, attempts: int = 3) -> tuple[dict, pd.DataFrame
         try:
             opener = opener_for(fd)
             base = Path("") if opener else directory
-            with open(base / "manifest.json", encoding="utf-8", opener=opener) as fh:
-                manifest = json.load(fh)
-            with open(base / "summary.csv", "rb", opener=opener) as fh:
-                df = pd.read_csv(fh, keep_default_na=True, dtype={"split": "string", "train_data": "string"})
+            with open(base / manifest_name, encoding="utf-8", opener=opener) as fh:
+                manifest = _parse_manifest(fh.read(), directory / manifest_name)
+            with open(base / summary_name, "rb", opener=opener) as fh:
+                df = read_summary(fh)
             return manifest, df
         except FileNotFoundError:
-            if attempt == attempts - 1 or not (directory / "manifest.json").exists():
+            if attempt == attempts - 1 or not (directory / manifest_name).exists():
                 return None
         finally:
             os.close(fd)
     return None
+
+
+def _parse_manifest(text: str, path: Path) -> dict:
+    """A manifest's content, checked: a JSON object of a schema this version reads."""
+    try:
+        manifest = json.loads(text)
+    except ValueError as exc:
+        raise ResultsError(f"{path} is not valid JSON ({exc}): the result is damaged; evaluate again or "
+                           "delete its folder") from None
+    if not isinstance(manifest, dict):
+        raise ResultsError(f"{path} holds a JSON {type(manifest).__name__}, not a manifest (an object): "
+                           "evaluate again or delete its folder")
+    version = manifest.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise ResultsError(f"{path} has results schema {version!r}; this crepe_utils reads schema "
+                           f"{SCHEMA_VERSION} and older: update crepe_utils to read it")
+    return manifest
 
 
 def load_per_query(directory: str | os.PathLike) -> pd.DataFrame:
@@ -169,8 +219,10 @@ def load_per_query(directory: str | os.PathLike) -> pd.DataFrame:
                        dtype={"split": "string", "train_data": "string", "image_id": "string"})
 
 
-def load_manifest(directory: str | os.PathLike) -> dict:
-    return json.loads((Path(directory) / "manifest.json").read_text(encoding="utf-8"))
+def load_manifest(directory: str | os.PathLike, name: str = MANIFEST) -> dict:
+    """The manifest of one result folder (``name``: its file name), checked as :func:`read_results` does."""
+    path = Path(directory) / name
+    return _parse_manifest(path.read_text(encoding="utf-8"), path)
 
 
 def describe_kind(df: pd.DataFrame) -> str:

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 from ..engine import core as engine
 from .. import paths
 from ..errors import DataError
-from ..results.store import KINDS
+from ..results.store import KINDS, check_kind
 from .data import WinogroundData, load_dataset
 from .evaluation import Evaluation, evaluate
 from .metadata import WHY_HARD, examples_frame, join_why_hard, load_why_hard
@@ -37,13 +36,13 @@ def resolve_why_hard(choice: str | None, data: WinogroundData, data_dir: Path) -
 def build_manifest(loaded, data: WinogroundData, evaluation: Evaluation, *, data_dir: Path,
                    why_hard_path: Path | None, settings: dict, kind: str, label: str, seconds: float) -> dict:
     """Provenance of one evaluation (model, data and checksums, settings, ties, environment)."""
-    from ..results.provenance import environment
+    from ..results import provenance
     from ..models import sha256_file
 
     all_rows = evaluation.summary[evaluation.summary["breakdown"] == "all"].set_index("metric")
+    run_stats = {k: v for k, v in evaluation.encoding.items() if k.startswith("seconds")}
     return {
-        "kind": kind, "label": label,
-        "model": loaded.spec.to_dict(),
+        **provenance.manifest(kind, label, loaded.spec, seconds=seconds, run_stats=run_stats),
         "data": {"data_dir": str(data_dir), "layout": data.layout, "root": str(data.root),
                  "files_sha256": {str(p.relative_to(data.root)): sha256_file(p) for p in data.files if p.is_file()},
                  "images_sha256": evaluation.encoding["images_sha256"],
@@ -55,10 +54,6 @@ def build_manifest(loaded, data: WinogroundData, evaluation: Evaluation, *, data
         "scores": {m: float(all_rows.at[m, "score"]) for m in METRICS},
         "ties": {m: int(all_rows.at[m, "n_ties"]) for m in METRICS},
         "tie_rule": "strict inequalities (paper eq. 1-3; a tie fails); first-index rule in *_first_index",
-        "environment": environment(),
-        # Everything that differs between two identical runs lives here (and only here).
-        "run": {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": round(seconds, 1), "host": platform.node(),
-                **{k: v for k, v in evaluation.encoding.items() if k.startswith("seconds")}},
     }
 
 
@@ -71,8 +66,7 @@ def evaluate_to_folder(model: str, pretrained: str | None = None, model_config: 
     """Evaluate one model on Winoground and write the result under ``out``; returns (folder, evaluation)."""
     from ..models import load_model
 
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    check_kind(kind)
     t0 = time.perf_counter()
     data_dir = paths.winoground_dir(data_dir)
     data = load_dataset(data_dir, layout)

@@ -9,21 +9,21 @@ One evaluation lives in ``<results>/<model>/winoground/`` (:func:`crepe_utils.re
 
 The file names carry a ``winoground_`` prefix so that CREPE's :func:`crepe_utils.results.store.load_results`
 (which reads every ``manifest.json`` + ``summary.csv``) never mistakes them for CREPE results, even
-in a shared results folder. The folder is written atomically as a whole
-(:func:`crepe_utils.atomic.atomic_directory`): a reader finds the previous result or the new one,
-never a mixture or a half-written folder. ``kind`` is ``"evaluated"`` (the real data), ``"toy"`` or
+in a shared results folder. The folder is written and read by CREPE's store
+(:func:`crepe_utils.results.store.write_folder`, :func:`~crepe_utils.results.store.read_results`):
+atomically as a whole, so a reader finds the previous result or the new one, never a mixture or a
+half-written folder, and read with the same retries and manifest checks. ``kind`` is ``"evaluated"`` (the real data), ``"toy"`` or
 ``"fixture"`` (synthetic data), as in :mod:`crepe_utils.results.store`.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
-from ..atomic import atomic_directory, published_files, write_json
-from ..results.store import KINDS, SCHEMA_VERSION, result_dir
+from ..results import store
+from ..results.store import check_columns, check_kind, result_dir
 from .evaluation import PER_EXAMPLE_COLUMNS, Evaluation
 from .statistics import SUMMARY_COLUMNS
 
@@ -43,24 +43,19 @@ def results_dir(root: str | os.PathLike, model_key: str) -> Path:
 
 def write_results(directory: str | os.PathLike, evaluation: Evaluation, manifest: dict) -> Path:
     """Write the summary, the per-example table and ``manifest`` (which must say its ``kind``)."""
-    directory = Path(directory)
-    if manifest.get("kind") not in KINDS:
-        raise ValueError(f"manifest 'kind' must be one of {KINDS}, got {manifest.get('kind')!r}")
-    for name, frame, columns in (("summary", evaluation.summary, SUMMARY_COLUMNS),
-                                 ("per-example table", evaluation.per_example, PER_EXAMPLE_COLUMNS)):
-        missing = [c for c in columns if c not in frame.columns]
-        if missing:
-            raise ValueError(f"{name} lacks columns {missing}")
-    with atomic_directory(directory) as tmp:
+    check_kind(manifest.get("kind"))
+    check_columns("summary", evaluation.summary, SUMMARY_COLUMNS)
+    check_columns("per-example table", evaluation.per_example, PER_EXAMPLE_COLUMNS)
+
+    def write_files(tmp: Path) -> None:
         evaluation.summary[SUMMARY_COLUMNS].to_csv(tmp / SUMMARY_FILE, index=False)
         # Full float precision: a reader can see which similarities are exactly equal.
         evaluation.per_example[PER_EXAMPLE_COLUMNS].to_csv(tmp / PER_EXAMPLE_FILE, index=False, float_format="%.17g")
-        write_json(tmp / MANIFEST_FILE, {"schema_version": SCHEMA_VERSION, "benchmark": BENCHMARK, **manifest})
-    return directory
+    return store.write_folder(directory, {"benchmark": BENCHMARK, **manifest}, write_files, MANIFEST_FILE)
 
 
-def _read_summary(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path, dtype={"subset": "string", "breakdown": "string"}, keep_default_na=False,
+def _read_summary(handle) -> pd.DataFrame:
+    return pd.read_csv(handle, dtype={"subset": "string", "breakdown": "string"}, keep_default_na=False,
                        na_values={c: [""] for c in SUMMARY_COLUMNS if c.startswith(("t_ci", "boot_ci", "score"))})
 
 
@@ -71,21 +66,14 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     result and is ignored, as are hidden (temporary) folders.
     """
     columns = SUMMARY_COLUMNS + PROVENANCE_COLUMNS
-    if root is None or not Path(root).exists():
-        return pd.DataFrame(columns=columns)
     frames = []
-    for manifest_path in published_files(root, MANIFEST_FILE):
-        summary_path = manifest_path.parent / SUMMARY_FILE
-        if not summary_path.exists():
-            continue
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    for directory, manifest, frame in store.read_results(root, MANIFEST_FILE, SUMMARY_FILE, _read_summary):
         model = manifest.get("model", {})
-        frame = _read_summary(summary_path)
-        frame = frame.assign(model=model.get("key"), architecture=model.get("architecture"),
-                             pretrained=model.get("pretrained"), precision=manifest.get("engine", {}).get("precision"),
-                             kind=manifest.get("kind"), label=manifest.get("label", ""),
-                             result_dir=str(manifest_path.parent))
-        frames.append(frame)
+        frames.append(frame.assign(model=model.get("key"), architecture=model.get("architecture"),
+                                   pretrained=model.get("pretrained"),
+                                   precision=manifest.get("engine", {}).get("precision"),
+                                   kind=manifest.get("kind"), label=manifest.get("label", ""),
+                                   result_dir=str(directory)))
     if not frames:
         return pd.DataFrame(columns=columns)
     return pd.concat(frames, ignore_index=True)[columns]
@@ -100,4 +88,5 @@ def load_per_example(directory: str | os.PathLike) -> pd.DataFrame:
 
 
 def load_manifest(directory: str | os.PathLike) -> dict:
-    return json.loads((Path(directory) / MANIFEST_FILE).read_text(encoding="utf-8"))
+    """The manifest of one Winoground result folder."""
+    return store.load_manifest(directory, MANIFEST_FILE)
