@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .atomic import atomic_path, write_text
+from .errors import error_line
 from .paths import PROJECT_ROOT
 
 
@@ -36,13 +37,26 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
 
     executed = Path(executed)
     with atomic_path(executed) as tmp:
+        # the kernel's own log stays quiet below errors (ipykernel warns on stderr at every start that
+        # its local TCP sockets are unencrypted); the cells' output and warnings go to the notebook
         pm.execute_notebook(str(source), str(tmp), parameters=parameters or {}, kernel_name="python3",
-                            cwd=str(cwd or PROJECT_ROOT), progress_bar=progress, log_output=False)
+                            cwd=str(cwd or PROJECT_ROOT), progress_bar=progress, log_output=False,
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
     if html:
         from nbconvert import HTMLExporter
         body, _ = HTMLExporter().from_filename(str(executed))
         write_text(executed.with_suffix(".html"), body)
     return executed
+
+
+def _failure(exc: Exception) -> str:
+    """What went wrong, without the kernel's traceback: a failing cell's number, error type and message."""
+    ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename is None:                        # not a cell's error (papermill's PapermillExecutionError)
+        return str(exc)
+    cell = getattr(exc, "exec_count", None)
+    return (f"cell [{cell}] raised " if cell is not None else "a cell raised ") + f"{ename}: {evalue}; " \
+        "run the notebook in Jupyter to see the traceback"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"running {args.source} -> {args.executed}" + (f" with {params}" if params else ""), flush=True)
     try:
         execute(args.source, args.executed, params, html=not args.no_html, progress=sys.stderr.isatty())
-    except Exception as exc:  # noqa: BLE001 - papermill's error names the failing cell
-        print(f"error: {args.source} failed: {exc}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - a failing cell, a missing notebook or kernel: one line each
+        print(error_line(f"{args.source} failed: {_failure(exc)}"), file=sys.stderr)
         return 1
     return 0
 

@@ -39,6 +39,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Mapping
 
+from ..errors import DownloadError
+
 MIRROR_ENV = "CREPE_MIRROR"
 OVERRIDE_ENV = "CREPE_DATASETS_OVERRIDE"
 
@@ -46,7 +48,7 @@ OVERRIDE_ENV = "CREPE_DATASETS_OVERRIDE"
 CHECKSUM_KINDS = {"sha256": 64, "git-blob-sha1": 40}
 
 
-class DatasetTableError(ValueError):
+class DatasetTableError(DownloadError, ValueError):
     """An override or mirror setting that does not fit the table; the message says how to fix it."""
 
 

@@ -41,10 +41,11 @@ from ..progress import tqdm
 
 from ..atomic import write_json, write_text
 from ..engine.images import open_rgb
+from ..errors import DataError
 from .numerics import pinned
 
 
-class TrainError(ValueError):
+class TrainError(DataError):
     """A training run that cannot start as configured."""
 
 
