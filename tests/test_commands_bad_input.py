@@ -73,6 +73,7 @@ CASES = {
                               "nowhere/README.md"),
     "winoground: missing folder": (["winoground", "--model", "RN50", "--data-dir", "nowhere", "--out", "out",
                                     "--device", "cpu"], "nowhere does not exist"),
+    "winoground: malformed examples.jsonl": (None, "2 malformed row(s): examples.jsonl:1: missing field(s)"),
     "toy: corrupt world folder": (None, "stage.json is not the toy pipeline's record"),
     "toy: misspelt held-out compound": (["toy", "--out", "toy", "--held-out", "purple blob", "--quiet"],
                                         "'purple blob' is not a compound"),
@@ -96,6 +97,10 @@ def test_command_prints_one_error_line(case, tmp_path, tiny_model):
         argv = ["evaluate", "--benchmark", "productivity", "--model", cfg.stem, "--pretrained", str(ckpt),
                 "--model-config", str(cfg), "--data-dir", str(_malformed_crepe(tmp_path)), "--image-dir", "images",
                 "--out", "out", "--complexities", "4", "--hn-types", "atom", "--no-cache", "--device", "cpu"]
+    elif case == "winoground: malformed examples.jsonl":      # its message lists the rows, one a line
+        (tmp_path / "wg" / "images").mkdir(parents=True)
+        (tmp_path / "wg" / "examples.jsonl").write_text('{"id": "x"}\nnot json\n')
+        argv = ["winoground", "--model", "RN50", "--data-dir", "wg", "--out", "out", "--device", "cpu"]
     elif case == "toy: corrupt world folder":
         argv = ["toy", "--out", str(_corrupt_toy(tmp_path)), "--quiet"]
     elif case == "notebooks: failing cell":
