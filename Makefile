@@ -6,8 +6,10 @@
 #   make docs-check  every page of it in headless Chromium; screenshots in build/docs-check
 #
 # Both create (or refresh) the virtual environment .venv when it is missing or out of date.
-# Each step below is one target; a rerun skips what is up to date. `make clean` removes only
-# the build folder (executed notebooks, HTML): never data, weights, evaluated results or caches.
+# `make help` lists every target. Each step below is one target; a rerun skips what is up to date
+# (`make check` always runs: it is the check). `all` writes figures/ and tables/, never README.md
+# (`make check-readme` refreshes its claims copy). `make clean` removes what the notebooks and the
+# website put in the build folder: never data, weights, evaluated results or caches.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
@@ -17,34 +19,53 @@ VENV       ?= .venv
 VPY        := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.crepe-installed
 
-# Where things live (all overridable: `make evaluate CREPE_DATA=/big/disk/crepe`).
-CREPE_DATA   ?= data
-VG_IMAGES    ?= $(CREPE_DATA)/visual_genome
-RESULTS      ?= results/evaluated
-TOY_DIR      ?= results/toy
-BUILD        ?= build
-FIGURES      ?= figures
-TABLES       ?= tables
+# Where things live: every default is here, once, and agrees with crepe_utils/paths.py (the same
+# environment variables; all overridable: `make evaluate CREPE_DATA=/big/disk`).
+CREPE_DATA      ?= data
+CREPE_CSVS      := $(CREPE_DATA)/crepe
+VG_IMAGES       ?= $(CREPE_DATA)/visual_genome
+WINOGROUND_DATA ?= $(CREPE_DATA)/winoground
+CREPE_CACHE     ?= cache
+RESULTS         ?= results/evaluated
+TOY_DIR         ?= results/toy
+BUILD           ?= build
+FIGURES         ?= figures
+TABLES          ?= tables
 # Paper models to evaluate with `make evaluate`: registry keys, or paper / all for every row (`make models` lists them).
 MODELS       ?= paper
 DEVICE       ?= auto
 PRECISION    ?= fp32
 
-export CREPE_DATA VG_IMAGES
+export CREPE_DATA VG_IMAGES WINOGROUND_DATA CREPE_CACHE
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
 PKG_SOURCES := $(shell find crepe_utils -name '*.py' -o -name '*.csv' -o -name '*.json' 2>/dev/null)
 NOTEBOOKS   := 01_benchmark_totals 02_systematicity 03_productivity 04_imagenet_correlation 05_winoground
+TOY_NOTEBOOKS := 02_systematicity 03_productivity
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
+NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
-.PHONY: all test check check-readme check-readme-current data data-crepe data-vg data-winoground evaluate toy notebooks \
-        models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
+.PHONY: all test check check-readme check-readme-current data data-crepe data-vg data-winoground evaluate toy \
+        toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
 
 all: notebooks toy check ## everything reproducible on a laptop: published numbers, the toy world, checks
 
 help: ## list the targets
-	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
+	@grep -E '^[$$()A-Za-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/^$$(NOTEBOOKS)/<notebook>/' \
+	    | expand -t 20
+
+# What each executed notebook depends on: the package files its imports reach (computed from the
+# import graph by `python -m crepe_utils.notebooks deps`), plus the data and results it reads (below).
+# Targets that run no notebook skip this (and so need no environment).
+NO_DEPS_GOALS := help venv clean clean-venv test models data data-crepe data-vg data-winoground
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_DEPS_GOALS),$(MAKECMDGOALS)),all),)
+-include $(BUILD)/deps.mk
+endif
+
+$(BUILD)/deps.mk: $(PKG_SOURCES) $(wildcard notebooks/*.ipynb) | $(VENV_STAMP)
+	@mkdir -p $(@D)
+	$(VPY) -m crepe_utils.notebooks deps notebooks/*.ipynb > $@.tmp && mv $@.tmp $@
 
 # ---------------------------------------------------------------- environment
 venv: $(VENV_STAMP) ## create or refresh the virtual environment
@@ -71,53 +92,63 @@ check-readme-current: $(VENV_STAMP) ## `make check`, failing also when README.md
 # ---------------------------------------------------------------- notebooks (published numbers)
 notebooks: $(NOTEBOOKS) ## run the paper notebooks (published numbers, plus evaluated results when present)
 
-EVAL_SUMMARIES = $(shell find $(RESULTS) -name summary.csv 2>/dev/null)
+$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 01_... to 05_...
 
-$(NOTEBOOKS): %: $(BUILD)/%.ipynb
+# Read by the notebooks besides the package: evaluated results (every notebook shows them when present),
+# CREPE's CSVs (01 validates them), Winoground's files (05).
+EVAL_SUMMARIES = $(shell find $(RESULTS) -name '*summary.csv' 2>/dev/null)
+CREPE_FILES    = $(shell find $(CREPE_CSVS) -name '*.csv' 2>/dev/null)
+NB_DATA_01_benchmark_totals = $(CREPE_FILES)
+NB_DATA_05_winoground       = $(wildcard $(WINOGROUND_DATA)/*)
 
-$(BUILD)/%.ipynb: notebooks/%.ipynb $(PKG_SOURCES) $(EVAL_SUMMARIES) | $(VENV_STAMP)
-	$(RUN_NB) $< $@ -p results_dir $(RESULTS) -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
+.SECONDEXPANSION:
+$(BUILD)/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $$(NB_DATA_$$*) $$(EVAL_SUMMARIES) \
+                  | $(VENV_STAMP)
+	$(RUN_NB) $< $@ -p results_dir $(RESULTS) $(NB_OUTPUTS)
 
 # ---------------------------------------------------------------- data
 data: data-crepe data-vg ## download CREPE's hard negatives and Visual Genome (about 15 GB)
 
-data-crepe: $(VENV_STAMP)
-	$(VPY) -m crepe_utils download crepe --dest $(CREPE_DATA)/crepe
+data-crepe: $(VENV_STAMP) ## download CREPE's hard-negative CSVs into CREPE_DATA/crepe
+	$(VPY) -m crepe_utils download crepe --dest $(CREPE_CSVS)
 
-data-vg: $(VENV_STAMP)
+data-vg: $(VENV_STAMP) ## download Visual Genome's images into VG_IMAGES (about 15 GB)
 	$(VPY) -m crepe_utils download vg --dest $(VG_IMAGES)
 
-data-winoground: $(VENV_STAMP) ## gated: needs HF_TOKEN (see README)
-	$(VPY) -m crepe_utils download winoground --dest $(CREPE_DATA)/winoground
+data-winoground: $(VENV_STAMP) ## download Winoground into WINOGROUND_DATA; gated: needs HF_TOKEN (see README)
+	$(VPY) -m crepe_utils download winoground --dest $(WINOGROUND_DATA)
 
 # ---------------------------------------------------------------- evaluation (GPU recommended)
 models: $(VENV_STAMP) ## list the model registry
 	$(VPY) -m crepe_utils models
 
 evaluate: $(VENV_STAMP) ## evaluate MODELS (default: the paper's) on the real data, then rerun the notebooks
-	@status=0; $(VPY) -m crepe_utils evaluate-paper --models $(MODELS) --data-dir $(CREPE_DATA)/crepe \
+	@status=0; $(VPY) -m crepe_utils evaluate-paper --models $(MODELS) --data-dir $(CREPE_CSVS) \
 	    --image-dir $(VG_IMAGES) --out $(RESULTS) --device $(DEVICE) --precision $(PRECISION) || status=$$?; \
 	$(MAKE) notebooks || exit $$?; \
 	if [ $$status -ne 0 ]; then echo "some models failed (see above); the notebooks show the others" >&2; fi; \
 	exit $$status
 
 # ---------------------------------------------------------------- the toy world
-toy: $(BUILD)/06_toy_world.ipynb ## the whole experiment on a procedurally generated world (CPU, minutes)
+toy: 06_toy_world toy-notebooks ## the whole experiment on a procedurally generated world (CPU, minutes)
 
-06_toy_world: $(BUILD)/06_toy_world.ipynb
+toy-world: $(TOY_DIR)/.done ## generate the toy world, train its tiny CLIP, evaluate it (TOY_DIR)
 
-$(TOY_DIR)/.done: $(PKG_SOURCES) | $(VENV_STAMP)
+toy-notebooks: $(TOY_NOTEBOOKS:%=$(BUILD)/toy/%.ipynb) ## notebooks 02 and 03 on the toy world's results
+
+06_toy_world: $(BUILD)/06_toy_world.ipynb ## the toy world's own notebook
+
+# The pipeline caches each stage by its settings and sources itself; this stamp spares make the call.
+$(TOY_DIR)/.done: $$(TOY_SOURCES) | $(VENV_STAMP)
 	$(VPY) -m crepe_utils toy --out $(TOY_DIR)
 	@touch $@
 
-TOY_NOTEBOOKS := 02_systematicity 03_productivity
+$(BUILD)/toy/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $(TOY_DIR)/.done | $(VENV_STAMP)
+	$(RUN_NB) $< $@ -p results_dir $(TOY_DIR)/results $(NB_OUTPUTS) -p output_prefix toy_ -p published_numbers False
 
-$(BUILD)/06_toy_world.ipynb: notebooks/06_toy_world.ipynb $(TOY_DIR)/.done $(PKG_SOURCES) | $(VENV_STAMP)
-	@for nb in $(TOY_NOTEBOOKS); do \
-	  $(RUN_NB) notebooks/$$nb.ipynb $(BUILD)/toy/$$nb.ipynb -p results_dir $(TOY_DIR)/results \
-	    -p figures_dir $(FIGURES) -p tables_dir $(TABLES) -p output_prefix toy_ -p published_numbers False || exit 1; \
-	done
-	$(RUN_NB) $< $@ -p toy_dir $(TOY_DIR) -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
+$(BUILD)/06_toy_world.ipynb: notebooks/06_toy_world.ipynb crepe_utils/notebooks.py $$(NB_DEPS_06_toy_world) \
+                             $(TOY_DIR)/.done | $(VENV_STAMP)
+	$(RUN_NB) $< $@ -p toy_dir $(TOY_DIR) $(NB_OUTPUTS)
 
 # ---------------------------------------------------------------- the website
 docs: all ## the website: README, the executed notebooks, claims, figures, tables (build/site/index.html)
@@ -128,8 +159,10 @@ docs-check: docs ## open every page in headless Chromium; fails on a broken imag
 	$(VPY) -m crepe_utils.site.check $(BUILD)/site --screenshots $(BUILD)/docs-check
 
 # ---------------------------------------------------------------- housekeeping
-clean: ## remove executed notebooks and HTML (keeps data, weights, results and caches)
-	rm -rf $(BUILD)
+# Only what make builds here (never data, weights, results, caches, or the device check's
+# $(BUILD)/device_check.json, a measurement on a machine one may not have again).
+clean: ## remove executed notebooks, their HTML and the website (keeps data, weights, results and caches)
+	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/site $(BUILD)/docs-check $(BUILD)/deps.mk
 
 clean-venv: ## remove the virtual environment
 	rm -rf $(VENV)

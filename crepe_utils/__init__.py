@@ -1,24 +1,21 @@
 """crepe_utils: a reproducible companion to CREPE (Ma et al., CVPR 2023) and Winoground.
 
-Modules, one concern each:
+Packages and modules, one concern each, in layers (README "The package"; tests/test_architecture.py):
 
-``paths``        where data live (environment variables, defaults)
-``datasets``     every downloadable dataset, pinned and described in one table
-``download``     resumable, verified downloads (``make data``)
-``data``         CREPE CSVs → retrieval queries
-``images``       Visual Genome lookup and the official crop
-``validation``   the data validation report
-``registry``     the paper's models, as one declarative table
-``models``       model families (open_clip, CyCLIP, ALBEF, FLAVA, transformers CLIP): loading, guards, provenance
-``engine``       deduplicated, batched, cached, resumable encoding and scoring
-``metrics``      ranks (explicit ties), Recall@K, bootstrap intervals
-``results``      the results format (summary, per-query, manifest)
-``published``    the papers' published numbers
-``correlation``  R² against ImageNet accuracy with intervals
-``checks``       checks of every claim (pass / fail / paper inconsistency)
-``reporting``    tables (CSV, Markdown, LaTeX) and figures (PNG, SVG) in one style
-``winoground``   Winoground data and scores
-``toy``          the compositional toy world
+``errors``, ``paths``, ``atomic``, ``kernel``, ``metrics``, ``progress``
+                 the error base class, where data live, atomic writers, ranks and intervals, progress bars
+``models``       the paper's models as one table (``registry``) and one interface per model family
+``download``     the dataset table and resumable, verified downloads (``make data``)
+``reported``     the papers' published numbers
+``engine``       decoding and the official crop; deduplicated, batched, cached encoding and scoring
+``results``      the results format, provenance, completeness
+``crepe``        CREPE's CSVs → queries, its images, the validation report, one model evaluated
+``winoground``   Winoground data, scores, statistics, evaluation
+``analysis``     the notebooks' tables, R² against ImageNet accuracy, one style for figures and tables
+``claims``       checks of every claim (pass / fail / paper inconsistency)
+``toy``, ``site``, ``notebooks``
+                 the compositional toy world; the website and its browser check; papermill runs
+``cli``, ``api`` ``python -m crepe_utils ...``; the Python entry points below
 
 Entry points for notebooks and scripts (see README): ``crepe_utils.evaluate``, ``load_results``,
 ``evaluate_winoground``, ``load_winoground_results``, ``toy_world`` (in :mod:`crepe_utils.api`).

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from .crepe.evaluation import evaluate
+from .errors import CrepeError
 from .results.store import load_results
 from .winoground.cli import evaluate_to_folder as evaluate_winoground
 from .winoground.results import load_results as load_winoground_results
@@ -19,7 +20,7 @@ from .winoground.results import load_results as load_winoground_results
 __all__ = ["evaluate", "load_results", "evaluate_winoground", "load_winoground_results", "toy_world"]
 
 
-class ToyWorldError(RuntimeError):
+class ToyWorldError(CrepeError, RuntimeError):
     """The toy-world pipeline stopped (its message has been printed)."""
 
 

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
-from .errors import CrepeError
+from .errors import CrepeError, error_line
+
+#: set to 1 to see the traceback of a user error (CrepeError or OSError) instead of its one line
+TRACEBACK_ENV = "CREPE_TRACEBACK"
 
 #: command → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -49,15 +53,20 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
-        print(f"unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+        print(error_line(f"unknown command {command!r}; choose one of {', '.join(COMMANDS)} "
+                         "(python -m crepe_utils --help describes them)"), file=sys.stderr)
         return 2
     args = build_parser(command).parse_args(rest)
     mod = importlib.import_module(COMMANDS[command][0])
     runner = getattr(mod, f"run_{command.replace('-', '_')}", None) or mod.run
     try:
         return int(runner(args) or 0)
-    except CrepeError as exc:          # a user error: its message says what to fix; no traceback
-        print(f"error: {exc}", file=sys.stderr)
+    # A user error: its message says what to fix, so one line and no traceback. An OSError names the
+    # file or folder it could not read or write (a path given on the command line, a full disk).
+    except (CrepeError, OSError) as exc:
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print(error_line(exc), file=sys.stderr)
         return 1
 
 

@@ -21,3 +21,16 @@ class ModelError(CrepeError, ValueError):
 
 class DownloadError(CrepeError, RuntimeError):
     """A download that cannot complete; the message names the URL or file and how to fix it."""
+
+
+def error_line(exc: BaseException | str) -> str:
+    """``error: <message>`` on one line, as every command prints a user error to stderr.
+
+    A message written over several lines (a list of the URLs tried, of bad rows) keeps its parts,
+    joined by ``; `` (or a space after a line ending in a colon).
+    """
+    parts = [line.strip() for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+    text = parts[0]
+    for part in parts[1:]:
+        text += (" " if text.endswith(":") else "; ") + part
+    return f"error: {text}"

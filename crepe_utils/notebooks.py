@@ -4,14 +4,20 @@
 -p results_dir results/evaluated`` (what the Makefile runs). The executed copy replaces the old
 one only when every cell ran, so a failed run never leaves a half-executed notebook that looks
 finished; the source notebook is never written to.
+
+``python -m crepe_utils.notebooks deps NOTEBOOK...`` prints, as Make variables, the package files
+each notebook's imports reach (and those of the toy pipeline): what its executed copy depends on.
 """
 from __future__ import annotations
 
 import argparse
+import ast
+import json
 import sys
 from pathlib import Path
 
 from .atomic import atomic_path, write_text
+from .errors import error_line
 from .paths import PROJECT_ROOT
 
 
@@ -36,8 +42,11 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
 
     executed = Path(executed)
     with atomic_path(executed) as tmp:
+        # the kernel's own log stays quiet below errors (ipykernel warns on stderr at every start that
+        # its local TCP sockets are unencrypted); the cells' output and warnings go to the notebook
         pm.execute_notebook(str(source), str(tmp), parameters=parameters or {}, kernel_name="python3",
-                            cwd=str(cwd or PROJECT_ROOT), progress_bar=progress, log_output=False)
+                            cwd=str(cwd or PROJECT_ROOT), progress_bar=progress, log_output=False,
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
     if html:
         from nbconvert import HTMLExporter
         body, _ = HTMLExporter().from_filename(str(executed))
@@ -45,7 +54,102 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
     return executed
 
 
+def _failure(exc: Exception) -> str:
+    """What went wrong, without the kernel's traceback: a failing cell's number, error type and message."""
+    ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename is None:                        # not a cell's error (papermill's PapermillExecutionError)
+        return str(exc)
+    cell = getattr(exc, "exec_count", None)
+    return (f"cell [{cell}] raised " if cell is not None else "a cell raised ") + f"{ename}: {evalue}; " \
+        "run the notebook in Jupyter to see the traceback"
+
+
+# ------------------------------------------------------------------------------ dependencies
+
+PACKAGE = Path(__file__).resolve().parent
+
+
+def _module_files() -> dict[str, Path]:
+    files = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return files
+
+
+def _imports(tree: ast.AST, package: str, files: dict[str, Path]) -> set[str]:
+    """The package modules ``tree`` imports: at the top or inside a function (a lazy import counts),
+    relative or absolute. The CLI's ``importlib`` imports of its commands are not seen: a notebook that
+    runs a command (06 runs the toy pipeline) depends on that command's output instead."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            found.add(source)
+            found.update(f"{source}.{a.name}" for a in node.names)
+    return {name for name in found if name in files}
+
+
+def reached_files(roots: set[str]) -> list[Path]:
+    """The files loading ``roots`` can read: the modules they import, transitively, with the packages
+    around them and the data files (CSV, JSON, CSS ...) beside each. The top package's own imports are
+    not followed: it loads :mod:`crepe_utils.api` only when an API name is used (a root then)."""
+    files = _module_files()
+    todo, seen = [m for m in roots if m in files], set()
+    while todo:
+        mod = todo.pop()
+        if mod in seen:
+            continue
+        seen.add(mod)
+        parts = mod.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]          # the packages around it
+        if mod != PACKAGE.name:
+            path = files[mod]
+            package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+            todo += _imports(ast.parse(path.read_text(encoding="utf-8")), package, files)
+    out = {files[m] for m in seen}
+    out |= {f for p in list(out) for f in p.parent.iterdir() if f.is_file() and f.suffix not in (".py", ".pyc")}
+    return sorted(out)
+
+
+def notebook_roots(notebook: str | Path) -> set[str]:
+    """The package modules a notebook's code cells import (an API name counts as :mod:`crepe_utils.api`)."""
+    files = _module_files()
+    api = next(ast.literal_eval(node.value) for node in ast.parse(files[PACKAGE.name].read_text(encoding="utf-8")).body
+               if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["API"])
+    cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    code = "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!")))  # magics
+    tree = ast.parse(code)
+    roots = _imports(tree, PACKAGE.name, files)
+    names = {a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module == PACKAGE.name
+             for a in node.names}
+    names |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+              and isinstance(node.value, ast.Name) and node.value.id == PACKAGE.name}
+    return roots | ({f"{PACKAGE.name}.api"} if names & set(api) else set())
+
+
+def make_variables(notebooks: list[str]) -> str:
+    """``NB_DEPS_<stem> := files`` per notebook and ``TOY_SOURCES := files`` (the toy command's)."""
+    def line(name: str, roots: set[str]) -> str:
+        return f"{name} := " + " ".join(p.relative_to(PACKAGE.parent).as_posix() for p in reached_files(roots))
+    lines = ["# what each notebook's imports reach (python -m crepe_utils.notebooks deps); generated by make"]
+    lines += [line(f"NB_DEPS_{Path(nb).stem}", notebook_roots(nb)) for nb in notebooks]
+    lines.append(line("TOY_SOURCES", {f"{PACKAGE.name}.__main__", f"{PACKAGE.name}.cli", f"{PACKAGE.name}.toy.pipeline"}))
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["deps"]:
+        sys.stdout.write(make_variables(argv[1:]))
+        return 0
     parser = argparse.ArgumentParser(prog="python -m crepe_utils.notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("source")
     parser.add_argument("executed")
@@ -56,8 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"running {args.source} -> {args.executed}" + (f" with {params}" if params else ""), flush=True)
     try:
         execute(args.source, args.executed, params, html=not args.no_html, progress=sys.stderr.isatty())
-    except Exception as exc:  # noqa: BLE001 - papermill's error names the failing cell
-        print(f"error: {args.source} failed: {exc}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - a failing cell, a missing notebook or kernel: one line each
+        print(error_line(f"{args.source} failed: {_failure(exc)}"), file=sys.stderr)
         return 1
     return 0
 

@@ -43,5 +43,5 @@ def test_toy_world_raises_when_the_pipeline_stops(tmp_path, capsys):
     from crepe_utils.api import ToyWorldError
     with pytest.raises(ToyWorldError, match="toy-world pipeline failed"):
         crepe_utils.toy_world(tmp_path / "toy", held_out="purple unicorn", quiet=True)
-    assert "error:" in capsys.readouterr().out                 # the pipeline's own message says what is wrong
+    assert "error:" in capsys.readouterr().err                 # the pipeline's own message says what is wrong
     assert not (tmp_path / "toy" / "world").exists()

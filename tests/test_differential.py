@@ -263,7 +263,7 @@ def test_empty_negatives_under_each_policy(differential, loaded_tiny, policy):
             assert len(res.query_scores(i)) == 1 and ranks.pessimistic[i] == 1   # the official "always first"
 
 
-BF16_TOL = 0.01   # |bf16 − fp32| of cosine scores (measured: 4e-3 on the fixture); bf16 keeps 8 significant bits
+BF16_TOL = 0.01   # |bf16 − fp32| of cosine scores: bf16 keeps 8 significant bits
 
 
 def test_bf16_ranks_equal_fp32_except_within_its_tolerance(differential, loaded_tiny):

@@ -97,5 +97,5 @@ def test_registry_covers_the_published_tables():
     assert set(reported.systematicity()["model"]) == {m.key for m in registry.paper_models(systematicity=True)}
     imagenet = reported.imagenet()
     assert all(m.key in imagenet.index for m in registry.paper_models(loader="open_clip"))
-    with pytest.raises(KeyError, match="known keys"):
+    with pytest.raises(ModelError, match="known keys"):
         registry.paper_model("no-such-model")

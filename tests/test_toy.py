@@ -292,7 +292,7 @@ def test_pipeline_never_deletes_a_folder_it_did_not_make(tmp_path, capsys):
     mine.parent.mkdir(parents=True)
     mine.write_text("keep me")
     assert _toy(tmp_path / "toy", "--until", "world") == 1
-    assert "was not made by the toy pipeline" in capsys.readouterr().out
+    assert "was not made by the toy pipeline" in capsys.readouterr().err
     assert mine.read_text() == "keep me"
 
 

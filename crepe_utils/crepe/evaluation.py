@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import queries as D
-from ..errors import CrepeError
+from ..errors import CrepeError, error_line
 from ..engine import core as engine
 from .. import metrics, paths
 from ..models import load_model, registry, sha256_file
@@ -259,7 +259,7 @@ def run_evaluate(args) -> int:
                            hn_types=args.hn_types, train_data=args.train_data, complexities=args.complexities,
                            **_kwargs(args))
     except (CrepeError, ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 1
     _print_summary(summary)
     return 0
@@ -292,7 +292,7 @@ def run_evaluate_paper(args) -> int:
                 summary = evaluate(key, benchmark=bench, loaded=loaded, **kwargs)
                 _print_summary(summary)
         except Exception as exc:  # noqa: BLE001 - report and continue with the next model
-            print(f"error: {key}: {exc}", file=sys.stderr)
+            print(error_line(f"{key}: {exc}"), file=sys.stderr)
             failed.append(key)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)

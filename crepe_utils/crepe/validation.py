@@ -330,10 +330,13 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    # No folder to validate is a user error (one line on stderr); what is wrong inside one, the report.
     data_dir = args._paths.crepe_dir(args.data_dir)
     if data_dir is None:
-        print("no CREPE data found: run `make data` or pass --data-dir", flush=True)
-        return 1
+        raise D.DataError(f"no CREPE data found at {args._paths.data_root() / 'crepe'}: "
+                          "run `make data` or pass --data-dir")
+    if not Path(data_dir).is_dir():
+        raise D.DataError(f"data folder {data_dir} does not exist (run `make data` or pass --data-dir)")
     report = validate(data_dir, args.image_dir, token_lengths=not args.no_tokens, progress=True)
     print(report.to_text())
     return 0 if report.ok else 1

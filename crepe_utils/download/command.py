@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Mapping
 
 from .. import paths
-from .datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, DatasetTableError, files_for
-from ..errors import DownloadError
+from .datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, files_for
+from ..errors import DownloadError, error_line
 from .downloader import Downloader
 from .extraction import MARKER_NAME
 from .verification import RECORD_NAME
@@ -66,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
         dest = Path(args.dest) if args.dest else default_destination(args.dataset)
         confirm = None if args.yes or not sys.stdin.isatty() else _ask
         Downloader(entries, dest, token=hub_token(), remove_archives=args.remove_archives).run(confirm)
-    except (DownloadError, DatasetTableError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except DownloadError as exc:          # DatasetTableError included
+        print(error_line(exc), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted: partial downloads are kept (*.part) and resumed by the next run", file=sys.stderr)

@@ -39,6 +39,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Mapping
 
+from ..errors import DownloadError
+
 MIRROR_ENV = "CREPE_MIRROR"
 OVERRIDE_ENV = "CREPE_DATASETS_OVERRIDE"
 
@@ -46,7 +48,7 @@ OVERRIDE_ENV = "CREPE_DATASETS_OVERRIDE"
 CHECKSUM_KINDS = {"sha256": 64, "git-blob-sha1": 40}
 
 
-class DatasetTableError(ValueError):
+class DatasetTableError(DownloadError, ValueError):
     """An override or mirror setting that does not fit the table; the message says how to fix it."""
 
 
@@ -105,9 +107,8 @@ class RemoteFile:
 
 
 CREPE_COMMIT = "1fa81c425f442396fe304f170c8eb6dc0747c814"
-#: mteb's Winoground task after embeddings-benchmark/mteb#1391 ("update Winoground revision id").
-#: Its earlier pin 5a77092c28e51558c5586e9c5eb71a7e17a5e43f is the revision mteb's TinyImageNet
-#: task gives for zh-plus/tiny-imagenet, so most likely a copy-paste slip, not a Winoground commit.
+#: the revision mteb's Winoground task pins since embeddings-benchmark/mteb#1391, which replaced an
+#: earlier pin that was not a Winoground commit
 WINOGROUND_REVISION = "b400e173549071916ad1b3d449293bc8d8b4b763"
 
 _CREPE_RAW = "https://raw.githubusercontent.com/RAIVNLab/CREPE/{revision}/data/"

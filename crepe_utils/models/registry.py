@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import ModelError
+
 OPEN_CLIP_RELEASE = "https://github.com/mlfoundations/open_clip/releases/download/v0.2-weights/"
 
 #: Systematicity splits exist for these three training sets only (the CREPE README says the
@@ -127,7 +129,7 @@ def paper_model(key: str) -> PaperModel:
     try:
         return _BY_KEY[key]
     except KeyError:
-        raise KeyError(
+        raise ModelError(
             f"unknown paper model {key!r}; known keys: {', '.join(_BY_KEY)}. "
             "Any other open_clip model is given by architecture and tag instead."
         ) from None

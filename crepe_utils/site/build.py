@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..atomic import write_text
+from ..errors import CrepeError, error_line
 from ..paths import PROJECT_ROOT
 
 HERE = Path(__file__).resolve().parent
@@ -46,7 +47,7 @@ EVALUATING_SECTIONS = ("Evaluating models on the real benchmark", "Results forma
 CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
 
 
-class SiteError(Exception):
+class SiteError(CrepeError):
     """The site cannot be built as asked (a missing executed notebook, a link with no target)."""
 
 
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pages = build(build_dir, out, Path(args.readme), Path(args.figures_dir), Path(args.tables_dir))
     except SiteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 1
     print(f"site: {len(pages)} pages in {out}; open {out / HOME.file}")
     return 0

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from ..errors import CrepeError, error_line
+
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Flags of a quiet headless run on a machine without network: no first-run work, no background fetches.
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
@@ -51,7 +53,7 @@ INSPECT_JS = """(async () => {
 })()"""
 
 
-class BrowserError(RuntimeError):
+class BrowserError(CrepeError, RuntimeError):
     """Chromium could not be started or did not answer."""
 
 
@@ -245,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         reports = check_site(site, args.chromium, shots)
     except BrowserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 1
     failed = [r for r in reports if r.problems]
     for r in reports:

@@ -51,6 +51,7 @@ from ..progress import tqdm
 
 from ..crepe import queries as D
 from ..atomic import atomic_path, write_json, write_text
+from ..errors import DataError
 from . import foils as F
 from . import world as W
 
@@ -73,7 +74,7 @@ DEFAULT_HELD_OUT = ("red circle", "red triangle", "green circle", "green cross",
                     "yellow triangle", "yellow square", "circle left of square", "triangle above cross")
 
 
-class WorldError(ValueError):
+class WorldError(DataError):
     """A world that cannot be built as configured (the message says which setting to change)."""
 
 

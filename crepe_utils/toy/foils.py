@@ -32,11 +32,13 @@ import itertools
 import random
 from dataclasses import replace
 
+from ..errors import DataError
+
 from .world import (ATTRIBUTES, RELATIONS, SHAPES, Caption, CaptionError, Clause, Mention, Scene, holds,
                     parse_caption, render_caption)
 
 
-class FoilError(ValueError):
+class FoilError(DataError):
     """A hard negative that is true of its scene (or not a caption), or a positive that is false."""
 
 

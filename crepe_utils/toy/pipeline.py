@@ -25,15 +25,17 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 import time
 from importlib.metadata import version
 from pathlib import Path
 
 from ..atomic import write_json
+from ..errors import CrepeError, error_line
 from . import numerics
-from .build import DEFAULT_HELD_OUT, TRAIN_DATA, WorldConfig, WorldError, build_world
-from .train import TrainConfig, TrainError, train
-from .world import CaptionError, with_converses
+from .build import DEFAULT_HELD_OUT, TRAIN_DATA, WorldConfig, build_world
+from .train import TrainConfig, train
+from .world import with_converses
 
 STAGES = ("world", "model", "results")
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -46,7 +48,7 @@ SOURCES = {
 }
 
 
-class StageError(RuntimeError):
+class StageError(CrepeError, RuntimeError):
     """A stage folder that the pipeline may not touch, or a stage that could not run."""
 
 
@@ -64,7 +66,17 @@ def stage_key(stage: str, config: dict, upstream: str | None) -> str:
 
 def _record(folder: Path) -> dict | None:
     path = folder / "stage.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StageError(f"{path} is not the toy pipeline's record ({exc}); remove {folder} to recompute "
+                         "that stage, or choose another --out") from None
+    if not isinstance(record, dict):
+        raise StageError(f"{path} holds a JSON {type(record).__name__}, not the toy pipeline's record; "
+                         f"remove {folder} to recompute that stage, or choose another --out")
+    return record
 
 
 def _run_stage(folder: Path, stage: str, key: str, config: dict, work, force: bool) -> tuple[dict, bool]:
@@ -199,8 +211,8 @@ def run(args) -> int:
                                                             train_cfg.threads),
                                      args.force)
         _report("results", results_dir, cached)
-    except (StageError, WorldError, TrainError, CaptionError) as exc:
-        print(f"error: {exc}")
+    except CrepeError as exc:          # StageError, WorldError, TrainError, CaptionError
+        print(error_line(exc), file=sys.stderr)
         return 1
     print(headline(results))
     return 0

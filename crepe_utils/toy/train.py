@@ -4,11 +4,11 @@ The model is an ordinary open_clip ``CLIP`` described by a model-config JSON (re
 ``open_clip.add_model_config``): a ViT of 2 layers, width 32, 4-pixel patches on the 64-pixel
 images, mean-pooled patch tokens and fixed 2-D sin-cos positions (these three learned fastest on
 this world), and a text transformer of 2 layers, width 64, with the stock tokenizer vocabulary
-(49,408 words) and a 32-token context (the longest text of the default world, a negated 12-atom
-caption, has 30 tokens with start and end; training refuses a world whose texts do not fit).
+(49,408 words) and a 32-token context (the default world's longest text, a negated 12-atom caption,
+fits with start and end; training refuses a world whose texts do not fit).
 Training minimises open_clip's contrastive loss (``open_clip.ClipLoss``) on in-batch pairs with
-AdamW, a linear warm-up and a cosine decay: 1,500 steps of 64 pairs, about 5 minutes on 2 CPU
-cores. Images get no augmentation (a flip would swap "left of" and "right of").
+AdamW, a linear warm-up and a cosine decay (by default 1,500 steps of 64 pairs). Images get no
+augmentation (a flip would swap "left of" and "right of").
 
 ``train(world, out, config)`` writes, atomically::
 
@@ -41,10 +41,11 @@ from ..progress import tqdm
 
 from ..atomic import write_json, write_text
 from ..engine.images import open_rgb
+from ..errors import DataError
 from .numerics import pinned
 
 
-class TrainError(ValueError):
+class TrainError(DataError):
     """A training run that cannot start as configured."""
 
 

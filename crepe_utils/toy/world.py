@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 
 from PIL import Image, ImageDraw
 
+from ..errors import DataError
+
 SHAPES = ("circle", "square", "triangle", "cross")
 COLOURS = ("red", "green", "blue", "yellow", "purple")
 SIZES = ("small", "large")
@@ -63,7 +65,7 @@ HALF_EXTENT = {"small": 0.22, "large": 0.42}
 NEGATION_PREFIX = "non-"
 
 
-class CaptionError(ValueError):
+class CaptionError(DataError):
     """A text that is not a caption of the toy world's language."""
 
 

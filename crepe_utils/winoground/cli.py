@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..engine import core as engine
 from .. import paths
-from ..errors import DataError
+from ..errors import DataError, error_line
 from ..results.store import KINDS, check_kind
 from .data import WinogroundData, load_dataset
 from .evaluation import Evaluation, evaluate
@@ -118,7 +118,7 @@ def run(args) -> int:
             text_batch_size=args.text_batch_size, grouping=args.grouping, n_boot=args.n_boot, seed=args.seed,
             kind=args.kind, label=args.label)
     except (DataError, ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 1
     overall = evaluation.summary[evaluation.summary["breakdown"] == "all"]
     cols = ["metric", "n_examples", "score", "t_ci_low", "t_ci_high", "score_first_index", "n_ties", "chance"]
