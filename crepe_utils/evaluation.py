@@ -86,7 +86,7 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
     if data_dir is None:
         raise D.DataError("no CREPE data folder: run `make data` or pass data_dir / --data-dir")
     image_dir = paths.vg_images_dir(image_dir)
-    loaded = loaded or load_model(model, pretrained, model_config, device=device)
+    loaded = loaded or load_model(model, pretrained, model_config, device=device, precision=precision)
     truncation = truncation or loaded.spec.truncation
     if benchmark == "systematicity" and not train_data:
         paper = next((m for m in registry.PAPER_MODELS if m.key == loaded.spec.key), None)
@@ -259,7 +259,8 @@ def _common(parser) -> None:
     parser.add_argument("--out", default="results/evaluated", help="results folder (default: %(default)s)")
     parser.add_argument("--device", default="auto", help="cuda, cpu, cuda:1 ... (default: cuda when available)")
     parser.add_argument("--precision", default="fp32", choices=engine.PRECISIONS,
-                        help="fp32 (default, faithful to the paper), tf32, bf16 or fp16 autocast")
+                        help="fp32 (default, faithful to the paper), tf32, bf16 or fp16 autocast, or fp16-weights "
+                        "(weights converted as OpenAI's clip.load does on CUDA, as the paper ran OpenAI CLIP)")
     parser.add_argument("--batch-size", type=int, default=256, help="images per batch")
     parser.add_argument("--text-batch-size", type=int, default=512, help="captions per batch")
     parser.add_argument("--num-workers", type=int, default=None, help="image decoding workers")
@@ -339,7 +340,7 @@ def run_evaluate_paper(args) -> int:
             print(f"skip {key}: {row.note or 'not evaluated on these benchmarks in the paper'}")
             continue
         try:
-            loaded = load_model(key, device=args.device)
+            loaded = load_model(key, device=args.device, precision=args.precision)
             for bench in benches:
                 print(f"== {row.display}: {bench}", flush=True)
                 summary = evaluate(key, benchmark=bench, loaded=loaded, **_kwargs(args))
