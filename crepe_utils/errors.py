@@ -21,3 +21,7 @@ class ModelError(CrepeError, ValueError):
 
 class DownloadError(CrepeError, RuntimeError):
     """A download that cannot complete; the message names the URL or file and how to fix it."""
+
+
+class DeviceError(CrepeError, ValueError):
+    """A device string that names no usable device (``--device``, ``--devices``); the message lists what works."""

@@ -325,29 +325,33 @@ def add_arguments_evaluate_paper(parser) -> None:
                         help="registry keys, or 'paper' / 'all' for every evaluable paper model (default)")
     parser.add_argument("--benchmarks", nargs="+", default=list(BENCHMARKS), choices=BENCHMARKS)
     _common(parser)
+    parser.add_argument("--devices", default=None, help="comma-separated devices, e.g. cuda:0,cuda:1: one worker "
+                        "process per device, each taking the next (model, benchmark) job (instead of --device)")
 
 
 def run_evaluate_paper(args) -> int:
-    """Every requested registry model on every benchmark it entered in the paper."""
+    """Every requested registry model on every benchmark it entered in the paper (crepe_utils.scheduling)."""
+    from . import scheduling
+    from .errors import DeviceError, ModelError
+    if args.devices and args.device != "auto":
+        raise DeviceError("give --device or --devices, not both")
+    devices = scheduling.parse_devices(args.devices) if args.devices else [scheduling.check_device(args.device)]
     every = args.models in (["paper"], ["all"])
     keys = [m.key for m in registry.paper_models(evaluable=True)] if every else args.models
-    failed = []
+    jobs = []
     for key in keys:
-        row = registry.paper_model(key)
+        try:
+            row = registry.paper_model(key)
+        except KeyError as exc:
+            raise ModelError(exc.args[0]) from None
         benches = [b for b in args.benchmarks if (b == "systematicity" and row.systematicity)
                    or (b == "productivity" and row.productivity)]
         if not row.evaluable or not benches:
             print(f"skip {key}: {row.note or 'not evaluated on these benchmarks in the paper'}")
             continue
-        try:
-            loaded = load_model(key, device=args.device, precision=args.precision)
-            for bench in benches:
-                print(f"== {row.display}: {bench}", flush=True)
-                summary = evaluate(key, benchmark=bench, loaded=loaded, **_kwargs(args))
-                _print_summary(summary)
-        except Exception as exc:  # noqa: BLE001 - report and continue with the next model
-            print(f"error: {key}: {exc}", file=sys.stderr)
-            failed.append(key)
+        jobs += [scheduling.Job(key, bench, row.display) for bench in benches]
+    outcomes = scheduling.run_jobs(jobs, devices, _kwargs(args))
+    failed = list(dict.fromkeys(o.job.key for o in outcomes if not o.ok))
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

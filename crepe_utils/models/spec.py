@@ -152,11 +152,33 @@ def _remember(file: Path, key: str, entry: dict) -> None:
                       HashCacheWarning, stacklevel=3)
 
 
+def check_device(device: str | None = "auto") -> str:
+    """``device`` if it names a device this machine has (``auto``: cuda when available, else cpu), as a
+    string; a :class:`~crepe_utils.errors.DeviceError` saying what would work otherwise."""
+    import torch
+    from ..errors import DeviceError
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    works = f"cpu, cuda, cuda:0 … cuda:{n - 1} or auto" if n else "cpu or auto (no CUDA device is visible)"
+    try:
+        dev = torch.device(str(device).strip())
+    except (RuntimeError, TypeError, ValueError):
+        raise DeviceError(f"unknown device {device!r}: use {works}") from None
+    if dev.type == "cuda":
+        if not n:
+            raise DeviceError(f"device {device!r}: no CUDA device is visible here (torch.cuda.is_available() is "
+                              f"False; CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r}); use cpu")
+        if dev.index is not None and dev.index >= n:
+            raise DeviceError(f"device {device!r}: this machine has {n} CUDA device(s); use {works}")
+    elif dev.type != "cpu" and not (dev.type == "mps" and torch.backends.mps.is_available()):
+        raise DeviceError(f"device {device!r}: only CPU and CUDA devices are supported here; use {works}")
+    return str(dev)
+
+
 def pick_device(device: str = "auto"):
     import torch
-    if device in (None, "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    return torch.device(check_device(device))
 
 
 def library_versions(*packages: str) -> dict:
