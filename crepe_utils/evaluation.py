@@ -326,7 +326,8 @@ def add_arguments_evaluate_paper(parser) -> None:
     parser.add_argument("--benchmarks", nargs="+", default=list(BENCHMARKS), choices=BENCHMARKS)
     _common(parser)
     parser.add_argument("--devices", default=None, help="comma-separated devices, e.g. cuda:0,cuda:1: one worker "
-                        "process per device, each taking the next (model, benchmark) job (instead of --device)")
+                        "process per device, each taking the next (model, benchmark) job (a comma-separated "
+                        "--device does the same)")
 
 
 def run_evaluate_paper(args) -> int:
@@ -335,7 +336,8 @@ def run_evaluate_paper(args) -> int:
     from .errors import DeviceError, ModelError
     if args.devices and args.device != "auto":
         raise DeviceError("give --device or --devices, not both")
-    devices = scheduling.parse_devices(args.devices) if args.devices else [scheduling.check_device(args.device)]
+    spread = args.devices or (args.device if "," in args.device else None)   # make evaluate DEVICE=cuda:0,cuda:1
+    devices = scheduling.parse_devices(spread) if spread else [scheduling.check_device(args.device)]
     every = args.models in (["paper"], ["all"])
     keys = [m.key for m in registry.paper_models(evaluable=True)] if every else args.models
     jobs = []

@@ -33,6 +33,7 @@ def _one_error_line(err: str) -> str:
     (["--device", "gpu"], "unknown device 'gpu'"),
     (["--device", "cuda"], "no CUDA device is visible"),
     (["--device", "cpu", "--devices", "cpu,cpu"], "--device or --devices, not both"),
+    (["--device", "cpu,cuda:7"], "device 'cuda:7': no CUDA device is visible"),
     (["--models", "no-such-model", "--device", "cpu"], "unknown paper model 'no-such-model'"),
 ])
 def test_bad_devices_give_one_clear_line(argv, says, capsys, monkeypatch):
@@ -251,3 +252,33 @@ def test_two_processes_sharing_one_cache_get_a_lone_runs_scores(tiny_model, synt
         assert np.array_equal(scores.view(np.uint32), ref[0].view(np.uint32))
     assert _shards(tmp_path / "shared") == _shards(tmp_path / "lone") and len(_shards(tmp_path / "lone")) > 4
     assert not [p for p in (tmp_path / "shared").rglob("*") if p.name.startswith(".")]     # no temp file left
+
+
+# ------------------------------------------------------------------------------ the Slurm recipe
+
+SBATCH = Path(__file__).resolve().parent.parent / "docs" / "slurm" / "evaluate_array.sbatch"
+
+
+def test_slurm_array_has_one_task_per_evaluable_model():
+    import re
+    from crepe_utils import registry
+    n = len(registry.paper_models(evaluable=True))
+    assert re.search(r"^#SBATCH --array=0-(\d+)$", SBATCH.read_text(), re.M).group(1) == str(n - 1)
+
+
+@pytest.mark.parametrize("task", [0, 14])
+def test_slurm_task_runs_evaluate_paper_on_its_model(task, tmp_path):
+    import subprocess
+    from crepe_utils import registry
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": str(task), "CREPE_DRY_RUN": "1", "RESULTS": "/r",
+           "VENV": str(Path(sys.executable).parent.parent), "PYTHONPATH": str(SBATCH.parent.parent.parent),
+           "SLURM_SUBMIT_DIR": str(tmp_path)}
+    done = subprocess.run(["bash", str(SBATCH)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    key = [m.key for m in registry.paper_models(evaluable=True)][task]
+    words = done.stdout.split()
+    assert words[1:4] == ["-m", "crepe_utils", "evaluate-paper"] and words[words.index("--models") + 1] == key
+    assert words[words.index("--out") + 1] == "/r" and words[words.index("--device") + 1] == "cuda"
+    bad = subprocess.run(["bash", str(SBATCH)], env={**env, "SLURM_ARRAY_TASK_ID": "99"}, capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode == 2 and "array index 99 has no model" in bad.stderr

@@ -15,9 +15,9 @@ from .family import Family
 from .openclip import check_activation, save_checkpoint
 from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, pick_device, sha256_file
 
-__all__ = ["FAMILIES", "FP16_WEIGHTS", "Family", "LoadedModel", "ModelError", "ModelSpec", "QuickGELUMismatch", "add_arguments",
-           "check_activation", "family_of", "load_model", "pick_device", "registry_table", "resolve", "run",
-           "save_checkpoint", "sha256_file"]
+__all__ = ["FAMILIES", "FP16_WEIGHTS", "Family", "LoadedModel", "ModelError", "ModelSpec", "QuickGELUMismatch",
+           "add_arguments", "check_activation", "family_of", "load_model", "pick_device", "registry_table", "resolve",
+           "run", "save_checkpoint", "sha256_file"]
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (openclip.FAMILY, cyclip.FAMILY, albef.FAMILY, flava.FAMILY,
                                                      hf_clip.FAMILY)}
