@@ -21,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("crepe_utils.crepe.validation", "validate a CREPE data folder (and its images)"),
     "models": ("crepe_utils.analysis.model_table", "list the model registry"),
     "evaluate": ("crepe_utils.crepe.evaluation", "evaluate one model on systematicity or productivity"),
-    "evaluate-paper": ("crepe_utils.crepe.evaluation", "evaluate several registry models (make evaluate)"),
+    "evaluate-paper": ("crepe_utils.crepe.scheduling", "evaluate several registry models (make evaluate)"),
     "check": ("crepe_utils.claims.aggregate", "check every claim of the papers; non-zero exit on failure"),
     "winoground": ("crepe_utils.winoground", "score a model on Winoground"),
     "toy": ("crepe_utils.toy.pipeline", "generate the toy world, train a tiny CLIP, evaluate it"),

@@ -23,6 +23,10 @@ class DownloadError(CrepeError, RuntimeError):
     """A download that cannot complete; the message names the URL or file and how to fix it."""
 
 
+class DeviceError(CrepeError, ValueError):
+    """A device string that names no usable device (``--device``, ``--devices``); the message lists what works."""
+
+
 def error_line(exc: BaseException | str) -> str:
     """``error: <message>`` on one line, as every command prints a user error to stderr.
 

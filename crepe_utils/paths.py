@@ -16,6 +16,8 @@ model weights      (open_clip's cache)   ``~/.cache/huggingface`` and ``~/.cache
 placed weights     ``CREPE_MODELS``      ``<data root>/models`` (files a user downloads by hand:
                                          CyCLIP, ALBEF, the BERT vocabulary)
 embedding cache    ``CREPE_CACHE``       ``./cache``
+checksum cache     ``CREPE_CACHE``       ``./cache/sha256.json`` (SHA-256 of large checkpoints, by
+                                         path, size, mtime; ``models.spec.sha256_file``)
 =================  ====================  =====================================================
 """
 from __future__ import annotations

@@ -29,6 +29,8 @@ NOT_RUN = {
     "make data": "downloads about 15 GB",
     "make evaluate": "needs the real data and weights (a GPU machine)",
     'make evaluate MODELS="laion400m-vit-b-32 openai-rn50" DEVICE=cuda PRECISION=fp32': "needs a GPU",
+    "make evaluate DEVICE=cuda:0,cuda:1": "needs two GPUs (tests/test_scheduling.py runs two CPU workers)",
+    "sbatch docs/slurm/evaluate_array.sbatch": "needs a Slurm cluster (tests/test_scheduling.py dry-runs its tasks)",
 }
 
 

@@ -25,7 +25,7 @@ OPTIONS = {
 NOT_SETTINGS = {"--data-dir", "--image-dir", "--out", "--cache-dir", "--no-cache", "--kind", "--label"}
 WHAT = {"evaluate": {"--benchmark", "--model", "--pretrained", "--model-config", "--hn-types", "--train-data",
                      "--complexities"},
-        "evaluate-paper": {"--models", "--benchmarks"}}
+        "evaluate-paper": {"--models", "--benchmarks", "--devices"}}
 
 
 def _options(command: str) -> dict[str, str]:

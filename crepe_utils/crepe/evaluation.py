@@ -86,7 +86,8 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
     if data_dir is None:
         raise D.DataError("no CREPE data folder: run `make data` or pass data_dir / --data-dir")
     image_dir = paths.vg_images_dir(image_dir)
-    loaded = loaded or load_model(model, pretrained, model_config, device=settings.device)
+    loaded = loaded or load_model(model, pretrained, model_config, device=settings.device,
+                                  precision=settings.precision)
     used = settings.resolved(loaded)     # what the run uses (and records): nothing left to "auto"
     if benchmark == "systematicity" and not train_data:
         paper = next((m for m in registry.PAPER_MODELS if m.key == loaded.spec.key), None)
@@ -263,37 +264,3 @@ def run_evaluate(args) -> int:
         return 1
     _print_summary(summary)
     return 0
-
-
-def add_arguments_evaluate_paper(parser) -> None:
-    parser.add_argument("--models", nargs="+", default=["paper"],
-                        help="registry keys, or 'paper' / 'all' for every evaluable paper model (default)")
-    parser.add_argument("--benchmarks", nargs="+", default=list(BENCHMARKS), choices=BENCHMARKS)
-    _common(parser)
-
-
-def run_evaluate_paper(args) -> int:
-    """Every requested registry model on every benchmark it entered in the paper."""
-    every = args.models in (["paper"], ["all"])
-    keys = [m.key for m in registry.paper_models(evaluable=True)] if every else args.models
-    kwargs = _kwargs(args)       # a bad setting stops here, before any model is loaded
-    failed = []
-    for key in keys:
-        row = registry.paper_model(key)
-        benches = [b for b in args.benchmarks if (b == "systematicity" and row.systematicity)
-                   or (b == "productivity" and row.productivity)]
-        if not row.evaluable or not benches:
-            print(f"skip {key}: {row.note or 'not evaluated on these benchmarks in the paper'}")
-            continue
-        try:
-            loaded = load_model(key, device=args.device)
-            for bench in benches:
-                print(f"== {row.display}: {bench}", flush=True)
-                summary = evaluate(key, benchmark=bench, loaded=loaded, **kwargs)
-                _print_summary(summary)
-        except Exception as exc:  # noqa: BLE001 - report and continue with the next model
-            print(error_line(f"{key}: {exc}"), file=sys.stderr)
-            failed.append(key)
-    if failed:
-        print(f"failed: {', '.join(failed)}", file=sys.stderr)
-    return 1 if failed else 0

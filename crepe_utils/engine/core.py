@@ -13,7 +13,8 @@ every HN type, split and complexity, the engine
 Exactness choices, each switchable and recorded in the results manifest:
 
 * **precision** ``fp32`` (default; TF32 disabled, as on the paper's TITAN X), ``tf32``, ``bf16``
-  or ``fp16`` autocast;
+  or ``fp16`` autocast, or ``fp16-weights``: fp16 weights converted at load as OpenAI's
+  ``clip.load`` does on CUDA, the paper's OpenAI CLIP runs (``models.load_model``);
 * **length cutting**: captions are sorted by length and each batch is cut to its longest
   caption. The text transformer is causal and pools at the end token, so the features are the
   same function of the same tokens; only floating-point summation order can differ
@@ -62,13 +63,32 @@ class Query(Protocol):
     candidates: tuple[str, ...]
 
 
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp16-weights")
 #: Prefixes of ``EngineResult.stats`` entries that describe one run (timings, cache use), not its result.
 RUN_STATS = ("seconds_", "run_")
 TRUNCATIONS = ("keep_eot", "official", "error")
 
 
 # ------------------------------------------------------------------------------ precision
+
+def _pixel_dtype(precision: str):
+    """The dtype pixels enter the image tower in: fp16 for fp16 weights (OpenAI's
+    ``encode_image(image.type(self.dtype))``), else as preprocessed (fp32)."""
+    import torch
+    return torch.float16 if precision == "fp16-weights" else None
+
+
+def check_weights(loaded, precision: str) -> None:
+    """A clear error when the model's weights do not fit the precision (fp16 weights iff fp16-weights)."""
+    import torch
+    half = any(p.dtype == torch.float16 for p in loaded.model.parameters())
+    if precision == "fp16-weights" and not half:
+        raise ModelError(f"{loaded.spec.key}: precision fp16-weights needs a model loaded with fp16 weights: "
+                         "load_model(..., precision='fp16-weights')")
+    if precision != "fp16-weights" and half:
+        raise ModelError(f"{loaded.spec.key} holds fp16 weights (loaded for fp16-weights); precision {precision} "
+                         "needs the fp32 model: load it again without precision='fp16-weights'")
+
 
 def _fp32_knobs():
     """PyTorch's per-backend fp32 precision settings (its current API; the legacy allow_tf32 flags
@@ -90,7 +110,8 @@ def precision_context(precision: str, device):
 
     ``fp32`` is strict IEEE fp32 on every backend: PyTorch's default lets cuDNN convolutions use
     TF32, which would change the ResNet numbers on Ampere and later GPUs. ``tf32`` allows TF32 for
-    CUDA matmuls and cuDNN; CPU backends stay IEEE in every mode.
+    CUDA matmuls and cuDNN; CPU backends stay IEEE in every mode. ``fp16-weights`` runs no
+    autocast: the weights are fp16 already (:func:`check_weights`), what stays fp32 is IEEE.
     """
     import torch
     if precision not in PRECISIONS:
@@ -349,7 +370,8 @@ def encode_crops(loaded, items: Sequence[tuple[str, tuple | None]], batch_size: 
             start = sum(len(e) for e in out)
             emb = np.full((len(ok), 0), np.nan, dtype=np.float32)
             if pixels is not None:
-                feats = loaded.model.encode_image(pixels.to(loaded.device, non_blocking=True))
+                feats = loaded.model.encode_image(pixels.to(loaded.device, dtype=_pixel_dtype(precision),
+                                                            non_blocking=True))
                 emb = F.normalize(feats.float(), dim=-1).cpu().numpy()
                 good = np.array(ok)
                 broken = good & ~np.isfinite(emb).all(axis=1)
@@ -381,7 +403,7 @@ def encode_images(loaded, images: Sequence, batch_size: int = 64, precision: str
     with torch.inference_mode(), precision_context(precision, loaded.device):
         for start in range(0, len(images), batch_size):
             pixels = torch.stack([loaded.preprocess(img.convert("RGB")) for img in images[start:start + batch_size]])
-            feats = loaded.model.encode_image(pixels.to(loaded.device))
+            feats = loaded.model.encode_image(pixels.to(loaded.device, dtype=_pixel_dtype(precision)))
             out.append(F.normalize(feats.float(), dim=-1).cpu().numpy())
     return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
 
@@ -631,6 +653,7 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         shard_batches: int = 8) -> EngineResult:
     """Encode what ``queries`` need (once each, cached) and score every query's candidates."""
     t0 = time.perf_counter()
+    check_weights(loaded, precision)
     fp = model_fingerprint(loaded, precision, length_cut, truncation)
     root = Path(cache_dir) / fp if cache_dir is not None else None
     skipped: list[tuple[Query, str]] = []
@@ -725,6 +748,7 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         "run_n_damaged_cache_shards": len(image_store.damaged) + len(text_store.damaged),
         "length_cut": bool(length_cut and _cut_text_forward(loaded.model) is not None),
         "fp32_precision": _settings_in_effect(precision, loaded.device),
+        **({"fp16_weights": getattr(loaded.model, "crepe_fp16_weights", None)} if precision == "fp16-weights" else {}),
         "seconds_images": round(t_img, 3), "seconds_tokenize": round(t_tok, 3), "seconds_texts": round(t_txt, 3),
         "seconds_total": round(time.perf_counter() - t0, 3),
     }

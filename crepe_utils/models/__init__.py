@@ -15,9 +15,8 @@ from .family import Family
 from .openclip import check_activation, save_checkpoint
 from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, pick_device, sha256_file
 
-__all__ = ["FAMILIES", "Family", "LoadedModel", "ModelError", "ModelSpec", "QuickGELUMismatch",
-           "check_activation", "family_of", "load_model", "pick_device", "resolve",
-           "save_checkpoint", "sha256_file"]
+__all__ = ["FAMILIES", "FP16_WEIGHTS", "Family", "LoadedModel", "ModelError", "ModelSpec", "QuickGELUMismatch",
+           "check_activation", "family_of", "load_model", "pick_device", "resolve", "save_checkpoint", "sha256_file"]
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (openclip.FAMILY, cyclip.FAMILY, albef.FAMILY, flava.FAMILY,
                                                      hf_clip.FAMILY)}
@@ -45,7 +44,19 @@ def resolve(model: str, pretrained: str | None = None, model_config: str | os.Pa
 
 
 def load_model(model: str, pretrained: str | None = None, model_config: str | os.PathLike | None = None,
-               device: str = "auto", cache_dir: str | None = None) -> LoadedModel:
-    """Load a model for evaluation (fp32 weights, eval mode) and record what was loaded."""
+               device: str = "auto", cache_dir: str | None = None, precision: str | None = None) -> LoadedModel:
+    """Load a model for evaluation (eval mode) and record what was loaded.
+
+    Weights are fp32, except for ``precision="fp16-weights"``: then they are converted as OpenAI's
+    ``clip.load`` does on CUDA (:func:`.openclip.convert_to_fp16_weights`; the record of the
+    conversion is ``loaded.model.crepe_fp16_weights``). Every other precision is the engine's affair.
+    """
     fam = family_of(model)
-    return fam.load(fam.resolve(model, pretrained, model_config), device=device, cache_dir=cache_dir)
+    loaded = fam.load(fam.resolve(model, pretrained, model_config), device=device, cache_dir=cache_dir)
+    if precision == FP16_WEIGHTS:
+        loaded.model.crepe_fp16_weights = openclip.convert_to_fp16_weights(loaded.model)
+    return loaded
+
+
+#: The precision whose weights are converted at load (engine.PRECISIONS has it too).
+FP16_WEIGHTS = "fp16-weights"

@@ -257,3 +257,43 @@ def save_checkpoint(model, path: str | os.PathLike) -> Path:
 
 
 FAMILY = Family("open_clip", "open_clip (create_model_and_transforms)", resolve, load)
+
+
+# ------------------------------------------------------------------------------ fp16 weights (clip.load)
+
+def convert_to_fp16_weights(model) -> dict:
+    """Convert ``model`` in place to the fp16 weights OpenAI's ``clip.load`` runs on CUDA; return a record.
+
+    ``clip.load`` builds the model with ``clip.model.convert_weights``: the weights and biases of
+    Conv1d/Conv2d/Linear, the projection weights and biases of MultiheadAttention, and the
+    ``text_projection`` / ``proj`` matrices become fp16; everything else (LayerNorm, BatchNorm,
+    embeddings, positional and class embeddings, logit scale) stays fp32, and OpenAI's LayerNorm
+    computes in fp32 and casts back. open_clip's ``convert_weights_to_lp`` converts the same set
+    (tests compare with ``clip.model.convert_weights``); its LayerNormFp32 is OpenAI's LayerNorm.
+    Inputs: the engine casts pixels to fp16 (``encode_image(image.type(self.dtype))`` in OpenAI's
+    code); the text tower casts its embeddings itself. Defined for OpenAI-architecture CLIP models
+    only (open_clip's ``CLIP`` with a ViT or modified-ResNet tower); anything else is a ModelError.
+    """
+    import torch
+    from open_clip.model import CLIP, convert_weights_to_lp
+    from open_clip.modified_resnet import ModifiedResNet
+    from open_clip.transformer import LayerNormFp32, VisionTransformer
+    if not isinstance(model, CLIP) or not isinstance(getattr(model, "visual", None), (VisionTransformer,
+                                                                                      ModifiedResNet)):
+        raise ModelError(f"precision fp16-weights converts weights as OpenAI's clip.load does, which is defined for "
+                         f"OpenAI-architecture CLIP models (open_clip's CLIP with a ViT or ResNet tower, CyCLIP); "
+                         f"this model is a {type(model).__name__}: use --precision fp16 (autocast) instead")
+    with torch.no_grad():   # per fp32 tensor: does fp16 hold it exactly? (no copy of the model kept)
+        exact = {name: bool(torch.equal(p.half().float(), p)) for name, p in model.named_parameters()
+                 if p.dtype == torch.float32}
+    convert_weights_to_lp(model, dtype=torch.float16)
+    for module in model.modules():
+        if isinstance(module, torch.nn.LayerNorm) and not isinstance(module, LayerNormFp32):
+            module.__class__ = LayerNormFp32     # same parameters; computes in fp32 and casts back, as OpenAI's
+    params = dict(model.named_parameters())
+    converted = [n for n, p in params.items() if p.dtype == torch.float16 and n in exact]
+    rounded = [n for n in converted if not exact[n]]
+    return {"converted_tensors": len(converted), "rounded_tensors": len(rounded),
+            "converted_elements": int(sum(params[n].numel() for n in converted)),
+            # True for weights released in fp16 (OpenAI's): then they equal clip.load's exactly
+            "lossless": not rounded}

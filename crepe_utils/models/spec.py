@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ModelError
@@ -53,7 +54,23 @@ class LoadedModel:
     device: Any
 
 
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+class HashCacheWarning(UserWarning):
+    """The checksum cache could not be read (it is then ignored and rewritten) or written."""
+
+
+#: Files at least this large have their SHA-256 remembered: hashing a multi-GB checkpoint takes
+#: longer than loading it, and smaller files (CSVs, vocabularies) hash faster than a lookup pays.
+HASH_CACHE_MIN_BYTES = 16 << 20
+HASH_CACHE_NAME = "sha256.json"
+
+
+def hash_cache_file() -> Path:
+    """The checksum cache: ``<cache folder>/sha256.json`` (``$CREPE_CACHE``, default ``./cache``)."""
+    from .. import paths
+    return paths.cache_dir() / HASH_CACHE_NAME
+
+
+def _sha256_uncached(path, chunk: int) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(chunk), b""):
@@ -61,11 +78,107 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def _stamp(st: os.stat_result) -> dict:
+    """What must be unchanged for a remembered checksum to hold. Size and mtime are what a rewrite
+    changes; ctime and the inode also change when a copy restores an old mtime (cp -p, rsync -t)."""
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "inode": st.st_ino}
+
+
+def _is_hex64(value) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _read_hash_cache(file: Path) -> dict:
+    """The cache's entries; a corrupt file is reported, ignored (never trusted) and later rewritten."""
+    import json
+    import warnings
+    try:
+        raw = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        warnings.warn(f"checksum cache {file} is unreadable ({type(exc).__name__}: {exc}); it is ignored and "
+                      "rewritten", HashCacheWarning, stacklevel=4)
+        return {}
+    entries = raw.get("files") if isinstance(raw, dict) and raw.get("version") == 1 else None
+    if not isinstance(entries, dict):
+        warnings.warn(f"checksum cache {file} is not a version-1 checksum cache; it is ignored and rewritten",
+                      HashCacheWarning, stacklevel=4)
+        return {}
+    good = {k: v for k, v in entries.items() if isinstance(v, dict) and _is_hex64(v.get("sha256"))
+            and all(isinstance(v.get(f), int) and not isinstance(v.get(f), bool) for f in _STAMP_FIELDS)}
+    if len(good) != len(entries):
+        warnings.warn(f"checksum cache {file}: {len(entries) - len(good)} malformed entr(ies) ignored",
+                      HashCacheWarning, stacklevel=4)
+    return good
+
+
+_STAMP_FIELDS = ("size", "mtime_ns", "ctime_ns", "inode")
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20, cache: bool = True) -> str:
+    """SHA-256 (hex) of a file's bytes.
+
+    For files of at least :data:`HASH_CACHE_MIN_BYTES` the result is remembered in
+    :func:`hash_cache_file`, keyed by the resolved path and the file's size, mtime, ctime and
+    inode: a rewritten file is hashed again. The cache is written atomically (concurrent writers
+    merge; at worst one's entry is lost and recomputed later); a cache that cannot be read or
+    written costs a warning and a full hash, never a wrong checksum.
+    """
+    st = os.stat(path)
+    if not cache or st.st_size < HASH_CACHE_MIN_BYTES:
+        return _sha256_uncached(path, chunk)
+    key = str(Path(path).resolve())
+    file = hash_cache_file()
+    hit = _read_hash_cache(file).get(key)
+    if hit is not None and all(hit[f] == v for f, v in _stamp(st).items()):
+        return hit["sha256"]
+    digest = _sha256_uncached(path, chunk)
+    if _stamp(os.stat(path)) == _stamp(st):            # not remembered if the file changed while hashed
+        _remember(file, key, {**_stamp(st), "sha256": digest})
+    return digest
+
+
+def _remember(file: Path, key: str, entry: dict) -> None:
+    import warnings
+    from ..atomic import write_json
+    entries = _read_hash_cache(file)                    # re-read: keep what concurrent runs added
+    entries = {k: v for k, v in entries.items() if os.path.exists(k)}   # forget deleted files
+    entries[key] = entry
+    try:
+        write_json(file, {"version": 1, "files": entries})
+    except OSError as exc:
+        warnings.warn(f"checksum cache {file} could not be written ({exc}); checksums are recomputed next time",
+                      HashCacheWarning, stacklevel=3)
+
+
+def check_device(device: str | None = "auto") -> str:
+    """``device`` if it names a device this machine has (``auto``: cuda when available, else cpu), as a
+    string; a :class:`~crepe_utils.errors.DeviceError` saying what would work otherwise."""
+    import torch
+    from ..errors import DeviceError
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    works = f"cpu, cuda, cuda:0 … cuda:{n - 1} or auto" if n else "cpu or auto (no CUDA device is visible)"
+    try:
+        dev = torch.device(str(device).strip())
+    except (RuntimeError, TypeError, ValueError):
+        raise DeviceError(f"unknown device {device!r}: use {works}") from None
+    if dev.type == "cuda":
+        if not n:
+            raise DeviceError(f"device {device!r}: no CUDA device is visible here (torch.cuda.is_available() is "
+                              f"False; CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r}); use cpu")
+        if dev.index is not None and dev.index >= n:
+            raise DeviceError(f"device {device!r}: this machine has {n} CUDA device(s); use {works}")
+    elif dev.type != "cpu" and not (dev.type == "mps" and torch.backends.mps.is_available()):
+        raise DeviceError(f"device {device!r}: only CPU and CUDA devices are supported here; use {works}")
+    return str(dev)
+
+
 def pick_device(device: str = "auto"):
     import torch
-    if device in (None, "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    return torch.device(check_device(device))
 
 
 def library_versions(*packages: str) -> dict:
@@ -82,7 +195,6 @@ def library_versions(*packages: str) -> dict:
 
 def check_checkpoint_file(path: str | os.PathLike) -> None:
     """A clear error for a path that is no file, or an empty one."""
-    from pathlib import Path
     path = Path(path)
     if not path.is_file():
         raise ModelError(f"checkpoint {path} is not a file")
@@ -118,7 +230,6 @@ def placed_checkpoint_spec(model: str, pretrained: str | None, model_config, fam
                            context_length: int) -> ModelSpec:
     """The spec of a paper model whose weights the user places by hand (sized from its checkpoint):
     ``pretrained``, else ``<CREPE_MODELS>/<key>/<release file>``."""
-    from pathlib import Path
 
     from .. import paths
     from . import registry

@@ -75,7 +75,7 @@ def evaluate_to_folder(model: str, pretrained: str | None = None, model_config: 
     if why_hard_path is not None:
         joined = join_why_hard(examples_frame(data.examples), load_why_hard(why_hard_path), str(why_hard_path))
         labels = joined.set_index("id")["why_hard"]
-    loaded = load_model(model, pretrained, model_config, device=device)
+    loaded = load_model(model, pretrained, model_config, device=device, precision=precision)
     evaluation = evaluate(loaded, data, why_hard=labels, batch_size=batch_size, text_batch_size=text_batch_size,
                           precision=precision, grouping=grouping, n_boot=n_boot, seed=seed)
     settings = {"precision": precision, "batch_size": batch_size, "text_batch_size": text_batch_size,

@@ -1,0 +1,245 @@
+"""(model, benchmark) evaluation jobs, run here or spread over several devices.
+
+``evaluate-paper --devices cuda:0,cuda:1`` starts one worker process per listed device; each takes
+the next job from one queue, so a device that finishes early takes more. A worker keeps the model it
+loaded last, so consecutive jobs of one model load it once. Results are the same files a sequential
+run writes: every job writes its own result folder (atomically), the embedding cache is shared
+safely (write-once shards named by their content, written by atomic renames: two writers of one
+shard write the same bytes under the same name), and nothing a result holds depends on which device
+index or worker ran it (the cache fingerprint and the results record the device *type* and GPU model).
+
+Failures are the sequential loop's: a failed job is reported as one ``error: <model>: ...`` line,
+the run goes on, and the exit status is non-zero. A worker that dies (killed, out of memory) fails
+the job it held; the other workers finish the queue.
+
+Workers are started with ``spawn`` (CUDA cannot be used in a forked child). Each prints nothing
+itself: what a job prints comes back with its outcome and is printed by the parent whole, in the
+order jobs finish; progress bars are off in workers.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import multiprocessing
+import os
+import sys
+from dataclasses import dataclass, field
+
+from ..errors import DeviceError, ModelError
+from ..models import registry
+from ..models.spec import check_device
+from . import evaluation
+
+__all__ = ["Job", "Outcome", "check_device", "parse_devices", "run_jobs"]
+
+
+@dataclass(frozen=True)
+class Job:
+    key: str              #: registry key
+    benchmark: str
+    display: str = ""     #: the paper's name, for the progress line
+
+
+@dataclass
+class Outcome:
+    job: Job
+    device: str
+    ok: bool
+    output: str = ""                                   #: what the job printed (its summary table)
+    pid: int | None = None                             #: the process that ran it
+    errors: list[str] = field(default_factory=list)    #: its ``error: ...`` lines
+
+
+def parse_devices(text: str) -> list[str]:
+    """``"cuda:0,cuda:1"`` → ``["cuda:0", "cuda:1"]``, each checked (:func:`check_device`); a
+    device may be listed twice (two workers share it)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if not parts or any(not p for p in parts):
+        raise DeviceError(f"--devices {text!r}: give a comma-separated list of devices, e.g. cuda:0,cuda:1")
+    return [check_device(p) for p in parts]
+
+
+class _Runner:
+    """Runs jobs on one device in this process, keeping the last loaded model for the next job."""
+
+    def __init__(self, device: str, settings: dict):
+        self.device, self.settings = device, dict(settings, device=device)
+        self.key, self.loaded, self.load_error = None, None, {}
+
+    def __call__(self, job: Job, out, announce: bool = True) -> Outcome:
+        from ..models import load_model
+        if announce:
+            print(f"== {job.display or job.key}: {job.benchmark}", file=out, flush=True)
+        try:
+            if job.key in self.load_error:
+                raise self.load_error[job.key]
+            if self.key != job.key:
+                self._release()
+                try:
+                    self.loaded = load_model(job.key, device=self.device, precision=self._precision())
+                except Exception as exc:  # noqa: BLE001 - remembered: the model's other jobs fail alike
+                    self.load_error[job.key] = exc
+                    raise
+                self.key = job.key
+            with contextlib.redirect_stdout(out):
+                summary = evaluation.evaluate(job.key, benchmark=job.benchmark, loaded=self.loaded, **self.settings)
+                evaluation._print_summary(summary)
+        except Exception as exc:  # noqa: BLE001 - report and continue with the next job
+            return Outcome(job, self.device, False, errors=[f"error: {job.key}: {exc}"], pid=os.getpid())
+        return Outcome(job, self.device, True, pid=os.getpid())
+
+    def _precision(self) -> str | None:
+        """The run's precision: from the settings object evaluate-paper passes, or a plain keyword."""
+        settings = self.settings.get("settings")
+        return settings.precision if settings is not None else self.settings.get("precision")
+
+    def _release(self) -> None:
+        self.key, self.loaded = None, None
+        if self.device.startswith("cuda"):
+            import torch
+            torch.cuda.empty_cache()
+
+
+def _worker(index: int, device: str, settings: dict, conn) -> None:
+    """One device's worker: ask for a job, run it, send its outcome (which asks for the next); stop at None.
+
+    Sends are synchronous (a pipe, no feeder thread), so what a worker sent before dying has arrived.
+    """
+    if device.startswith("cuda"):
+        import torch
+        torch.cuda.set_device(torch.device(device))     # pinned memory and kernels on this device, not cuda:0
+    runner = _Runner(device, {**settings, "progress": False})
+    conn.send(("ready", None))
+    while True:
+        item = conn.recv()
+        if item is None:
+            return
+        buf = io.StringIO()
+        outcome = runner(item, buf, announce=False)
+        outcome.output = buf.getvalue()
+        conn.send(("done", outcome))
+
+
+def run_jobs(jobs: list[Job], devices: list[str], settings: dict, out=None, err=None) -> list[Outcome]:
+    """Run ``jobs`` (evaluation settings ``settings``: ``evaluate``'s keywords) and return their outcomes
+    in job order. One device: in this process, printing as it goes. Several: one worker per device."""
+    out, err = out or sys.stdout, err or sys.stderr
+    seen_errors: set[str] = set()
+
+    def report(o: Outcome) -> None:
+        if o.output:
+            print(o.output, end="" if o.output.endswith("\n") else "\n", file=out, flush=True)
+        for line in o.errors:
+            if line not in seen_errors:          # a model that cannot load fails each of its jobs alike
+                seen_errors.add(line)
+                print(line, file=err, flush=True)
+
+    if len(devices) == 1:
+        runner = _Runner(devices[0], settings)
+        outcomes = []
+        for job in jobs:
+            outcomes.append(runner(job, out))
+            report(outcomes[-1])
+        return outcomes
+    return _run_parallel(jobs, devices, settings, out, report)
+
+
+def _run_parallel(jobs, devices, settings, out, report, target=_worker) -> list[Outcome]:
+    """The parent hands out jobs: each worker gets the next one when it reports the last (or is ready),
+    so the parent always knows which job a worker holds, and a worker that dies fails only that one."""
+    from multiprocessing.connection import wait
+    ctx = multiprocessing.get_context("spawn")
+    pipes = [ctx.Pipe() for _ in devices]
+    workers = [ctx.Process(target=target, args=(w, d, settings, pipes[w][1]), daemon=True,
+                           name=f"crepe-worker-{w}-{d}") for w, d in enumerate(devices)]
+    outcomes: dict[int, Outcome] = {}
+    running: dict[int, int] = {}                 # worker → index of the job it holds
+    queue = list(range(len(jobs)))[::-1]         # popped from the end: job order
+    live = {pipes[w][0]: w for w in range(len(workers))}
+    try:
+        for w, proc in enumerate(workers):
+            proc.start()
+            pipes[w][1].close()                  # the parent's copy: a worker's exit then reads as EOF
+        while live:
+            for conn in wait(list(live)):
+                w = live[conn]
+                try:
+                    kind, payload = conn.recv()
+                except (EOFError, OSError):      # the worker is gone
+                    del live[conn]
+                    workers[w].join(timeout=10)
+                    if w in running:
+                        i = running.pop(w)
+                        job = jobs[i]
+                        outcomes[i] = o = Outcome(job, devices[w], False, errors=[
+                            f"error: {job.key}: the worker on {devices[w]} stopped (exit code "
+                            f"{workers[w].exitcode}) while evaluating {job.benchmark}; out of memory, or killed?"])
+                        report(o)
+                    continue
+                if kind == "done":
+                    outcomes[running.pop(w)] = payload
+                    report(payload)
+                try:
+                    if queue:
+                        i = queue.pop()
+                        running[w] = i
+                        conn.send(jobs[i])
+                        print(f"== [{devices[w]}] {jobs[i].display or jobs[i].key}: {jobs[i].benchmark}",
+                              file=out, flush=True)
+                    else:
+                        conn.send(None)
+                except (BrokenPipeError, OSError):   # died meanwhile: the job goes back; EOF comes next
+                    if w in running:
+                        queue.append(running.pop(w))
+        for i, job in enumerate(jobs):           # never handed out: every worker stopped first
+            if i not in outcomes:
+                outcomes[i] = o = Outcome(job, "", False, errors=[
+                    f"error: {job.key}: not evaluated on {job.benchmark}: every worker stopped"])
+                report(o)
+    finally:
+        for proc in workers:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=10)
+    return [outcomes[i] for i in range(len(jobs))]
+
+
+# ------------------------------------------------------------------------------ command line
+
+def add_arguments_evaluate_paper(parser) -> None:
+    parser.add_argument("--models", nargs="+", default=["paper"],
+                        help="registry keys, or 'paper' / 'all' for every evaluable paper model (default)")
+    parser.add_argument("--benchmarks", nargs="+", default=list(evaluation.BENCHMARKS), choices=evaluation.BENCHMARKS)
+    evaluation._common(parser)
+    parser.add_argument("--devices", default=None, help="comma-separated devices, e.g. cuda:0,cuda:1: one worker "
+                        "process per device, each taking the next (model, benchmark) job (a comma-separated "
+                        "--device does the same)")
+
+
+def run_evaluate_paper(args) -> int:
+    """Every requested registry model on every benchmark it entered in the paper (crepe_utils.crepe.scheduling)."""
+    if args.devices and args.device != "auto":
+        raise DeviceError("give --device or --devices, not both")
+    spread = args.devices or (args.device if "," in args.device else None)   # make evaluate DEVICE=cuda:0,cuda:1
+    devices = parse_devices(spread) if spread else [check_device(args.device)]
+    every = args.models in (["paper"], ["all"])
+    keys = [m.key for m in registry.paper_models(evaluable=True)] if every else args.models
+    kwargs = evaluation._kwargs(args)       # a bad setting stops here, before any model is loaded
+    jobs = []
+    for key in keys:
+        try:
+            row = registry.paper_model(key)
+        except KeyError as exc:
+            raise ModelError(exc.args[0]) from None
+        benches = [b for b in args.benchmarks if (b == "systematicity" and row.systematicity)
+                   or (b == "productivity" and row.productivity)]
+        if not row.evaluable or not benches:
+            print(f"skip {key}: {row.note or 'not evaluated on these benchmarks in the paper'}")
+            continue
+        jobs += [Job(key, bench, row.display) for bench in benches]
+    outcomes = run_jobs(jobs, devices, kwargs)
+    failed = list(dict.fromkeys(o.job.key for o in outcomes if not o.ok))
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
