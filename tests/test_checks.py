@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from crepe_utils.claims import aggregate, base as claims_base, crepe as checks
+from crepe_utils.claims import aggregate, base as claims_base, crepe as checks, topics
 from crepe_utils import reported
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
 
@@ -239,7 +239,7 @@ def test_systematicity_query_counts_are_the_present_files_rows(synthetic_root):
         split = "SC" if "_seen_" in path.name else "UC"
         expected.update({("laion", hn, split): n for hn in ("atom", "comp", "combined")})
     report = validation.validate(data_dir, token_lengths=False)
-    assert aggregate.systematicity_query_counts(report) == expected
+    assert topics.systematicity_query_counts(report) == expected
 
 
 def test_run_all_on_files_that_are_not_the_release_fails_their_checksums(synthetic_root, tmp_path):
