@@ -32,7 +32,7 @@ def write_evaluated_results(root: Path, syst_queries: int = 100) -> Path:
     syst = reported.systematicity()
     for model, train in SYST_TRAIN.items():
         g = syst[syst["model"] == model]
-        rows = [{"model": model, "benchmark": "systematicity", "train_data": train, "hn_type": r["hn_set"],
+        rows = [{"model": model, "benchmark": "systematicity", "train_data": train, "hn_type": r["hn_type"],
                  "split": r["split"], "n_queries": syst_queries, "r1": r["r1"], "n_skipped": 0} for r in g.to_dict("records")]
         store.write_result(store.result_dir(root, model, "systematicity", train),
                            pd.DataFrame(rows).reindex(columns=columns), per_query,

@@ -75,13 +75,13 @@ def test_headline_drop_and_comp_direction():
     assert statuses(checks.check_headline_drop(claims=_claims(headline_drop=12.0)))[0] == FAIL
     syst = reported.systematicity()
     flat = syst.copy()
-    uc = (flat["hn_set"] == "comp") & (flat["split"] == "UC")
-    sc = flat[(flat["hn_set"] == "comp") & (flat["split"] == "SC")]["r1"].to_numpy()
+    uc = (flat["hn_type"] == "comp") & (flat["split"] == "UC")
+    sc = flat[(flat["hn_type"] == "comp") & (flat["split"] == "SC")]["r1"].to_numpy()
     flat.loc[uc, "r1"] = sc - 1.0                                 # every model a small drop
     assert statuses(checks.check_comp_direction()) == [PAPER]
     assert statuses(checks.check_comp_direction(flat)) == [PASS]
     rising = syst.copy()
-    rising.loc[(rising["hn_set"] == "combined") & (rising["split"] == "UC"), "r1"] += 10
+    rising.loc[(rising["hn_type"] == "combined") & (rising["split"] == "UC"), "r1"] += 10
     assert statuses(checks.check_headline_drop(rising))[2] == FAIL
 
 

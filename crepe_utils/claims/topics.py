@@ -126,12 +126,12 @@ def systematicity_sections(results=None, report=None, data_dir=None, published: 
     evaluated = _crepe_results(results)
     pub = ((crepe_claims.check_printed_deltas() + crepe_claims.check_headline_drop()
             + crepe_claims.check_comp_direction()) if published else [])
-    syst_ev = evaluated[evaluated["benchmark"] == "systematicity"].rename(columns={"hn_type": "hn_set"})
+    syst_ev = evaluated[evaluated["benchmark"] == "systematicity"]
     if report is None and _has_real(syst_ev):   # the query counts matter only to results that are compared
         report = data_report(data_dir)
     ev = crepe_claims.check_evaluated_against_published(
-        syst_ev, reported.systematicity()[["model", "hn_set", "split", "r1"]], ["model", "hn_set", "split"],
-        what="systematicity", count_keys=["train_data", "hn_set", "split"],
+        syst_ev, reported.systematicity()[["model", "hn_type", "split", "r1"]], ["model", "hn_type", "split"],
+        what="systematicity", count_keys=["train_data", "hn_type", "split"],
         expected_queries=systematicity_query_counts(report))
     return {"published": pub, "evaluated": ev}
 
