@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from crepe_utils.claims import aggregate, base as claims_base, crepe as checks
+from crepe_utils.claims import aggregate, base as claims_base, crepe as checks, topics
 from crepe_utils import reported
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
 
@@ -75,13 +75,13 @@ def test_headline_drop_and_comp_direction():
     assert statuses(checks.check_headline_drop(claims=_claims(headline_drop=12.0)))[0] == FAIL
     syst = reported.systematicity()
     flat = syst.copy()
-    uc = (flat["hn_set"] == "comp") & (flat["split"] == "UC")
-    sc = flat[(flat["hn_set"] == "comp") & (flat["split"] == "SC")]["r1"].to_numpy()
+    uc = (flat["hn_type"] == "comp") & (flat["split"] == "UC")
+    sc = flat[(flat["hn_type"] == "comp") & (flat["split"] == "SC")]["r1"].to_numpy()
     flat.loc[uc, "r1"] = sc - 1.0                                 # every model a small drop
     assert statuses(checks.check_comp_direction()) == [PAPER]
     assert statuses(checks.check_comp_direction(flat)) == [PASS]
     rising = syst.copy()
-    rising.loc[(rising["hn_set"] == "combined") & (rising["split"] == "UC"), "r1"] += 10
+    rising.loc[(rising["hn_type"] == "combined") & (rising["split"] == "UC"), "r1"] += 10
     assert statuses(checks.check_headline_drop(rising))[2] == FAIL
 
 
@@ -239,7 +239,7 @@ def test_systematicity_query_counts_are_the_present_files_rows(synthetic_root):
         split = "SC" if "_seen_" in path.name else "UC"
         expected.update({("laion", hn, split): n for hn in ("atom", "comp", "combined")})
     report = validation.validate(data_dir, token_lengths=False)
-    assert aggregate.systematicity_query_counts(report) == expected
+    assert topics.systematicity_query_counts(report) == expected
 
 
 def test_run_all_on_files_that_are_not_the_release_fails_their_checksums(synthetic_root, tmp_path):

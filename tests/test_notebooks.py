@@ -116,7 +116,7 @@ def test_systematicity_notebook_shows_evaluated_results(fixture_results, tmp_pat
                                output_prefix="fx_")
     assert not _errors(nb)
     ev = pd.read_csv(tables / "fx_systematicity_evaluated.csv")
-    assert set(ev["kind"]) == {"fixture"} and set(ev["hn_set"]) == {"atom", "comp", "combined"}
+    assert set(ev["kind"]) == {"fixture"} and set(ev["hn_type"]) == {"atom", "comp", "combined"}
     assert (ev["delta_ci_low"] <= ev["delta"]).all() and (ev["delta"] <= ev["delta_ci_high"]).all()
     assert (figures / "fx_systematicity_delta_evaluated.png").exists()
     assert_figures_inline(figures, tmp_path / "build" / "02_systematicity.ipynb", nb)
@@ -162,6 +162,6 @@ def test_toy_world_notebook_runs_the_pipeline_and_labels_its_numbers(tmp_path, m
         assert (figures / f"{stem}.png").exists(), stem
     assert_figures_inline(figures, tmp_path / "build" / "06_toy_world.ipynb", nb)
     syst = pd.read_csv(tables / "toy_world_systematicity.csv")
-    assert set(syst["hn_set"]) == {"atom", "comp", "combined"} and (syst["n_SC"] == 40).all()
+    assert set(syst["hn_type"]) == {"atom", "comp", "combined"} and (syst["n_SC"] == 40).all()
     manifests = list((tmp_path / "toy" / "results").rglob("manifest.json"))
     assert manifests and all('"kind": "toy"' in m.read_text() for m in manifests)

@@ -10,7 +10,7 @@ from crepe_utils.models import registry
 def test_systematicity_table_is_complete():
     df = reported.systematicity()
     assert len(df) == 7 * 3 * 2
-    assert set(df["hn_set"]) == {"combined", "atom", "comp"} and set(df["split"]) == {"SC", "UC"}
+    assert set(df["hn_type"]) == {"combined", "atom", "comp"} and set(df["split"]) == {"SC", "UC"}
     assert df["r1"].between(0, 100).all() and (df["source"].str.len() > 0).all()
 
 
@@ -49,6 +49,6 @@ def test_claims_have_sources():
 
 
 def test_wide_table_deltas():
-    w = reported.systematicity_wide().set_index(["model", "hn_set"])
+    w = reported.systematicity_wide().set_index(["model", "hn_type"])
     assert w.loc[("laion400m-vit-b-32", "atom"), "delta"] == pytest.approx(-12.57)
     assert list(w.index.get_level_values(0).unique()) == [m.key for m in registry.paper_models(systematicity=True)]

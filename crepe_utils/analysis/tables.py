@@ -54,7 +54,7 @@ def systematicity_evaluated(evaluated: pd.DataFrame, n_boot: int = 10_000) -> pd
         sc_hits, uc_hits = _hits(rdir, hn, "SC"), _hits(rdir, hn, "UC")
         lo, hi = metrics.bootstrap_delta_ci(sc_hits, uc_hits, n_boot=n_boot, seed=0)
         rows.append({
-            "model": model, "display": _display(model, shown), "train_data": _train(model, train), "hn_set": hn,
+            "model": model, "display": _display(model, shown), "train_data": _train(model, train), "hn_type": hn,
             "kind": kind, "SC": by_split.loc["SC", "r1"], "UC": by_split.loc["UC", "r1"],
             "SC_ci_low": by_split.loc["SC", "r1_ci_low"], "SC_ci_high": by_split.loc["SC", "r1_ci_high"],
             "UC_ci_low": by_split.loc["UC", "r1_ci_low"], "UC_ci_high": by_split.loc["UC", "r1_ci_high"],
@@ -72,11 +72,11 @@ def systematicity_comparison(evaluated: pd.DataFrame, n_boot: int = 10_000) -> p
     if ev.empty:
         return pub
     ev = ev.rename(columns={c: f"{c}_eval" for c in ev.columns
-                            if c not in ("model", "display", "train_data", "hn_set", "kind")})
-    out = pub.merge(ev, on=["model", "display", "train_data", "hn_set"], how="outer")
+                            if c not in ("model", "display", "train_data", "hn_type", "kind")})
+    out = pub.merge(ev, on=["model", "display", "train_data", "hn_type"], how="outer")
     out["SC_diff"] = out["SC_eval"] - out["SC_paper"]
     out["UC_diff"] = out["UC_eval"] - out["UC_paper"]
-    return reported.sort_by_model(out, extra=["hn_set"], extra_order={"hn_set": HN_ORDER["systematicity"]})
+    return reported.sort_by_model(out, extra=["hn_type"], extra_order={"hn_type": HN_ORDER["systematicity"]})
 
 
 def productivity_evaluated(evaluated: pd.DataFrame) -> pd.DataFrame:
@@ -159,9 +159,9 @@ def r2_table(source: str = "open_clip_docs", n_boot: int = 10_000, evaluated: pd
     from .correlation import r_squared_table
     claims = reported.claims().set_index("claim_id")["value"].astype(float)
     syst = systematicity_r2_inputs(source=source)
-    t1 = r_squared_table(syst, "imagenet_top1", "r1", ["hn_set", "split"], n_boot=n_boot)
-    t1["set"] = t1["hn_set"].map({"atom": "HN-Atom", "comp": "HN-Comp"}) + " " + t1["split"]
-    t1["r2_paper"] = [claims[f"r2_{h}_{s}"] for h, s in zip(t1["hn_set"], t1["split"])]
+    t1 = r_squared_table(syst, "imagenet_top1", "r1", ["hn_type", "split"], n_boot=n_boot)
+    t1["set"] = t1["hn_type"].map({"atom": "HN-Atom", "comp": "HN-Comp"}) + " " + t1["split"]
+    t1["r2_paper"] = [claims[f"r2_{h}_{s}"] for h, s in zip(t1["hn_type"], t1["split"])]
     prod = productivity_r2_inputs(source=source)
     if evaluated is not None:
         swap8 = evaluated_swap_r2_inputs(evaluated, 8, source)
@@ -236,7 +236,7 @@ def cross_benchmark(crepe_evaluated: pd.DataFrame, winoground_evaluated: pd.Data
 def systematicity_r2_inputs(syst: pd.DataFrame | None = None, source: str = "open_clip_docs") -> pd.DataFrame:
     """R@1 per model × HN set × split with the model's ImageNet accuracy (atom and comp only)."""
     syst = syst if syst is not None else reported.systematicity()
-    df = syst[syst["hn_set"].isin(["atom", "comp"])].copy()
+    df = syst[syst["hn_type"].isin(["atom", "comp"])].copy()
     df["imagenet_top1"] = df["model"].map(reported.imagenet(source))
     return df
 

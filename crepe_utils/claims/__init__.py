@@ -3,5 +3,6 @@
 ``base``        the check row and its statuses
 ``crepe``       CREPE's claims
 ``winoground``  Winoground's claims
-``aggregate``   ``make check``: every claim the available data and results allow
+``topics``      the claims by topic, as notebooks 01–05 check them (one function each)
+``aggregate``   ``make check``: every topic's claims that the available data and results allow
 """

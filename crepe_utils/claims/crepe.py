@@ -208,12 +208,12 @@ def check_printed_deltas(syst: pd.DataFrame | None = None, printed: pd.DataFrame
     """The printed UC − SC changes equal the difference of the printed R@1 values."""
     syst = syst if syst is not None else reported.systematicity()
     printed = printed if printed is not None else reported.systematicity_printed_deltas()
-    wide = syst.pivot_table(index=["model", "hn_set"], columns="split", values="r1")
+    wide = syst.pivot_table(index=["model", "hn_type"], columns="split", values="r1")
     bad = []
     for row in printed.itertuples():
-        sc, uc = wide.loc[(row.model, row.hn_set), "SC"], wide.loc[(row.model, row.hn_set), "UC"]
+        sc, uc = wide.loc[(row.model, row.hn_type), "SC"], wide.loc[(row.model, row.hn_type), "UC"]
         if not math.isclose(round(uc - sc, 2), row.delta, abs_tol=1e-9):
-            bad.append(f"{row.model} {row.hn_set}: printed {row.delta:+.2f}, UC−SC = {uc - sc:+.2f}")
+            bad.append(f"{row.model} {row.hn_type}: printed {row.delta:+.2f}, UC−SC = {uc - sc:+.2f}")
     return [Check("Printed SC→UC changes equal UC − SC", f"{len(printed)} deltas",
                   f"{len(printed) - len(bad)} agree", PASS if not bad else FAIL, "; ".join(bad), "systematicity")]
 
@@ -222,10 +222,10 @@ def check_headline_drop(syst: pd.DataFrame | None = None, claims: pd.DataFrame |
     """The abstract's "up to 12%" is the HN-Atom subset; the combined set drops at most 6.28."""
     syst = syst if syst is not None else reported.systematicity()
     c = (claims if claims is not None else reported.claims()).set_index("claim_id")["value"].astype(float)
-    wide = syst.pivot_table(index=["model", "hn_set"], columns="split", values="r1")
+    wide = syst.pivot_table(index=["model", "hn_type"], columns="split", values="r1")
     drops = (wide["SC"] - wide["UC"]).round(2)
     (m_max, set_max), biggest = drops.idxmax(), drops.max()
-    combined = drops.xs("combined", level="hn_set")
+    combined = drops.xs("combined", level="hn_type")
     out = [Check("Largest SC→UC drop is 12.57 points (the abstract's 'up to 12%')", _fmt(c["headline_drop"]),
                  f"{biggest:.2f} ({m_max}, {set_max})",
                  PASS if math.isclose(biggest, c["headline_drop"], abs_tol=0.005) else FAIL,
@@ -245,7 +245,7 @@ def check_comp_direction(syst: pd.DataFrame | None = None, claims: pd.DataFrame 
     """§5.1: HN-Comp shows "little (1–3%) to no difference". The LAION models go *up* by 2.5–3.7."""
     syst = syst if syst is not None else reported.systematicity()
     c = (claims if claims is not None else reported.claims()).set_index("claim_id")["value"].astype(float)
-    comp = syst[syst["hn_set"] == "comp"].pivot_table(index="model", columns="split", values="r1")
+    comp = syst[syst["hn_type"] == "comp"].pivot_table(index="model", columns="split", values="r1")
     delta = (comp["UC"] - comp["SC"]).round(2)
     up = delta[delta > 0]
     beyond = delta[delta.abs() > c["comp_little_difference"] + 1e-9]
@@ -294,7 +294,7 @@ def check_r2(syst: pd.DataFrame | None = None, prod: pd.DataFrame | None = None,
     against = IMAGENET_SOURCE_WORDS.get(source, f"ImageNet ({source})")
     out = []
     s = systematicity_r2_inputs(syst, source)
-    for (hn, split), g in s.groupby(["hn_set", "split"]):
+    for (hn, split), g in s.groupby(["hn_type", "split"]):
         paper = c[f"r2_{hn}_{split}"]
         ours = r_squared(g["imagenet_top1"], g["r1"])
         out.append(Check(f"R² of HN-{hn.capitalize()} {split} R@1 vs {against}", _fmt(paper), _fmt(ours),

@@ -53,11 +53,11 @@ def systematicity_printed_deltas() -> pd.DataFrame:
 def systematicity_wide() -> pd.DataFrame:
     """SC, UC and UC − SC per model × HN set, in paper order."""
     df = systematicity()
-    wide = df.pivot_table(index=["model", "display", "train_data", "hn_set"], columns="split",
+    wide = df.pivot_table(index=["model", "display", "train_data", "hn_type"], columns="split",
                           values="r1").reset_index()
     wide.columns.name = None
     wide["delta"] = (wide["UC"] - wide["SC"]).round(2)
-    return sort_by_model(wide, extra=["hn_set"], extra_order={"hn_set": ["combined", "atom", "comp"]})
+    return sort_by_model(wide, extra=["hn_type"], extra_order={"hn_type": ["combined", "atom", "comp"]})
 
 
 def productivity() -> pd.DataFrame:
