@@ -42,11 +42,12 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
 
     executed = Path(executed)
     with atomic_path(executed) as tmp:
-        # the kernel's own log stays quiet below errors (ipykernel warns on stderr at every start that
-        # its local TCP sockets are unencrypted); the cells' output and warnings go to the notebook
+        # the kernel's own log stays quiet: ipykernel warns on stderr at every start that its local TCP
+        # sockets are unencrypted, and logs the interrupt papermill sends it after a failed cell (the
+        # failure is this command's one error line); the cells' output and warnings go to the notebook
         pm.execute_notebook(str(source), str(tmp), parameters=parameters or {}, kernel_name="python3",
                             cwd=str(cwd or PROJECT_ROOT), progress_bar=progress, log_output=False,
-                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
+                            extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
     if html:
         from nbconvert import HTMLExporter
         body, _ = HTMLExporter().from_filename(str(executed))
