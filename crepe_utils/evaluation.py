@@ -5,7 +5,6 @@
 """
 from __future__ import annotations
 
-import os
 import platform
 import subprocess
 import sys
@@ -68,7 +67,7 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
              kind: str = "evaluated", label: str = "", cache_dir=None, tie_policy: str = "pessimistic",
              truncation: str | None = None, length_cut: bool = True, skip_missing_images: bool = False,
              on_bad_row: str = "raise", empty_negatives: str = "skip", all_negatives: bool = True,
-             n_boot: int = 5000, progress: bool = True, loaded=None) -> pd.DataFrame:
+             n_boot: int = 5000, progress: bool = True, loaded=None, shared=None) -> pd.DataFrame:
     """Evaluate one model on one benchmark; write the results folder; return the summary table.
 
     ``model`` is a registry key (``laion400m-vit-b-32``), an open_clip architecture (with
@@ -76,6 +75,8 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
     For systematicity, ``train_data`` defaults to the registry model's training set.
     ``loaded`` (a :class:`crepe_utils.models.LoadedModel`) skips loading, e.g. across benchmarks.
     ``truncation`` defaults to the model family's official policy (``loaded.spec.truncation``).
+    ``shared`` (an :class:`engine.SharedInputs`, one per multi-model run) reuses the queries, crops and
+    token ids of earlier calls; the results are the same without it.
     """
     from .images import ImageIndex
 
@@ -94,17 +95,20 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
             raise ValueError(f"{loaded.spec.key}: say which systematicity split to use (train_data=cc12m, yfcc or "
                              "laion); it must be the model's training set for SC/UC to mean anything")
         train_data = paper.train_data
-    queries = _limit(load_queries(benchmark, data_dir, hn_types, train_data, complexities, on_bad_row,
-                                  empty_negatives, all_negatives), limit)
+    def read_queries():
+        return _limit(load_queries(benchmark, data_dir, hn_types, train_data, complexities, on_bad_row,
+                                   empty_negatives, all_negatives), limit)
+    tupled = [tuple(v) if v is not None else None for v in (hn_types, complexities)]
+    queries = shared.memo(("queries", benchmark, str(data_dir), *tupled, train_data, on_bad_row, empty_negatives,
+                           all_negatives, limit), read_queries) if shared is not None else read_queries()
     index = ImageIndex(image_dir)
     if num_workers is None:
-        num_workers = min(8, os.cpu_count() or 1) if loaded.device.type == "cuda" else 0
+        num_workers = min(8, engine.available_cores()) if loaded.device.type == "cuda" else 0
     cache = paths.cache_dir(cache_dir) / "embeddings" if cache_dir is not False else None
     result = engine.run(loaded, queries.queries, index, cache_dir=cache, precision=precision,
                         image_batch_size=batch_size, text_batch_size=text_batch_size, num_workers=num_workers,
                         length_cut=length_cut, truncation=truncation, skip_missing_images=skip_missing_images,
-                        skip_bad_boxes=on_bad_row == "skip",
-                        progress=progress)
+                        skip_bad_boxes=on_bad_row == "skip", progress=progress, shared=shared)
     ranks = metrics.ranks_from_flat(result.scores, result.offsets)
     summary = summarize(result, queries, ranks, tie_policy, n_boot)
     summary.insert(0, "model", loaded.spec.key)
@@ -331,6 +335,7 @@ def run_evaluate_paper(args) -> int:
     every = args.models in (["paper"], ["all"])
     keys = [m.key for m in registry.paper_models(evaluable=True)] if every else args.models
     failed = []
+    shared = engine.SharedInputs()         # the queries, crops and token ids, prepared once for all models
     for key in keys:
         row = registry.paper_model(key)
         benches = [b for b in args.benchmarks if (b == "systematicity" and row.systematicity)
@@ -342,7 +347,7 @@ def run_evaluate_paper(args) -> int:
             loaded = load_model(key, device=args.device)
             for bench in benches:
                 print(f"== {row.display}: {bench}", flush=True)
-                summary = evaluate(key, benchmark=bench, loaded=loaded, **_kwargs(args))
+                summary = evaluate(key, benchmark=bench, loaded=loaded, shared=shared, **_kwargs(args))
                 _print_summary(summary)
         except Exception as exc:  # noqa: BLE001 - report and continue with the next model
             print(f"error: {key}: {exc}", file=sys.stderr)
