@@ -328,18 +328,22 @@ def split_preprocess(preprocess):
 class CropDataset:
     """Preprocessed crops for the engine's DataLoader; a failure is returned as (kind, reason), not raised.
 
-    Items are requests (see :class:`CropPipeline`): ``("read", path, box, keep)`` decodes, crops and
-    preprocesses (with ``keep``, also returning the shareable stage output as a uint8 array);
-    ``("finish", array)`` runs the model's own tensor stage on a stored stage output;
-    ``("fail", problem)`` returns a stored failure. Each item comes back as
-    ``(tensor, ok, problem, to_store)``, ``to_store`` being the stage output or a stage-level failure.
+    Items are requests (see :class:`CropPipeline`): ``("read", path, box, stages)`` decodes, crops and
+    preprocesses, and also returns the output of each named stage (:func:`split_preprocess`; the
+    model's own and any other the run expects) as a uint8 array, so that one decode serves every
+    preprocessing of the run; ``("finish", array)`` runs the model's own tensor stage on a stored
+    output of its stage; ``("fail", problem)`` returns a stored failure. Each item comes back as
+    ``(tensor, ok, problem, to_store)``, ``to_store`` mapping stage fingerprints to outputs or to
+    stage-level failures.
 
     Crops of one image are adjacent in the engine's work list, so the last decoded image is kept
     and reused: each image is decoded once however many of its regions are queried.
     """
 
-    def __init__(self, preprocess, stage=None, rest=None):
-        self.preprocess, self.stage, self.rest = preprocess, stage, rest
+    def __init__(self, preprocess, stage=None, rest=None, fingerprint: str | None = None,
+                 other_stages: dict | None = None):
+        self.preprocess, self.stage, self.rest, self.fingerprint = preprocess, stage, rest, fingerprint
+        self.other_stages = dict(other_stages or {})
         self._last: tuple[str, object] | None = None
 
     def _image(self, path: str):
@@ -361,33 +365,42 @@ class CropDataset:
                 return self.rest(Image.fromarray(request[1])), True, None, None
             except Exception as exc:  # noqa: BLE001 - reported per crop by the caller
                 return (*failed, (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}"), None)
-        _, path, box, keep = request
+        _, path, box, stages = request
         try:
             img = self._image(path)
         except Exception as exc:  # noqa: BLE001 - any decoder failure: reported per image by the caller
             why = (UNREADABLE_IMAGE, f"{type(exc).__name__}: {exc}")
-            return (*failed, why, why)
+            return (*failed, why, dict.fromkeys(stages, why))
         if box is not None:
             if box_wholly_outside(box, img.size):
                 why = (BOX_OUTSIDE, f"box {box} lies wholly outside the {img.size[0]}×{img.size[1]} image")
-                return (*failed, why, why)
+                return (*failed, why, dict.fromkeys(stages, why))
             img = crop(img, box)
-        if not keep or self.stage is None:
+        to_store = {}
+        for fp in stages:
+            if fp == self.fingerprint:
+                continue
             try:
-                return self.preprocess(img), True, None, None
+                out = self.other_stages[fp](img)
+                to_store[fp] = np.array(out, dtype=np.uint8) if getattr(out, "mode", None) == "RGB" else None
+            except Exception as exc:  # noqa: BLE001 - that stage fails for this crop, for every model using it
+                to_store[fp] = (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}")
+        if self.fingerprint not in stages:
+            try:
+                return self.preprocess(img), True, None, to_store
             except Exception as exc:  # noqa: BLE001 - reported per crop by the caller
-                return (*failed, (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}"), None)
+                return (*failed, (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}"), to_store)
         try:
             staged = self.stage(img)
         except Exception as exc:  # noqa: BLE001 - the shared stage failed: the same for every model sharing it
             why = (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}")
-            return (*failed, why, why)
+            return (*failed, why, {**to_store, self.fingerprint: why})
+        if getattr(staged, "mode", None) == "RGB":
+            to_store[self.fingerprint] = np.array(staged, dtype=np.uint8)
         try:
-            pixels = self.rest(staged)
+            return self.rest(staged), True, None, to_store
         except Exception as exc:  # noqa: BLE001 - this model's own tensor stage failed
-            return (*failed, (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}"), None)
-        shareable = getattr(staged, "mode", None) == "RGB"
-        return pixels, True, None, (np.array(staged, dtype=np.uint8) if shareable else None)
+            return (*failed, (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}"), to_store)
 
 
 def _collate(batch):
@@ -422,16 +435,21 @@ def available_cores() -> int:
 
 class CropPipeline:
     """The image side of one engine run: one DataLoader with persistent workers for all its shards,
-    and, with a :class:`SharedInputs`, that object's store of stage outputs (see
-    :func:`split_preprocess`): a crop some earlier model with the same resize and crop has already
-    read is neither decoded nor resized again, only finished by this model's own tensor stage.
+    and, with a :class:`SharedInputs`, that object's stores of stage outputs (see
+    :func:`split_preprocess`): a crop that an earlier model with the same resize and crop has read is
+    neither decoded nor resized again, only finished by this model's own tensor stage; and a crop
+    read here is also put through every other stage the run expects (:meth:`SharedInputs.expect`),
+    from the same decode.
     """
 
     def __init__(self, loaded, num_workers: int = 0, shared: "SharedInputs | None" = None):
         split = split_preprocess(loaded.preprocess)
-        self.dataset = CropDataset(loaded.preprocess, *(split[:2] if split else (None, None)))
-        self.stage_fingerprint = split[2] if split else None
-        self.store = shared.crop_store(self.stage_fingerprint) if shared is not None and split else None
+        own = split[2] if split else None
+        sharing = shared is not None and shared.max_crop_bytes > 0
+        others = {fp: st for fp, st in shared.expected_stages().items() if fp != own} if sharing else {}
+        self.dataset = CropDataset(loaded.preprocess, *(split if split else (None, None, None)), other_stages=others)
+        self.stores = {fp: shared.crop_store(fp) for fp in [own, *others] if fp is not None} if sharing else {}
+        self.own = self.stores.get(own)
         self.num_workers = int(num_workers)
         self.pin_memory = loaded.device.type == "cuda"
         self.counts = {"read": 0, "shared": 0}
@@ -449,13 +467,14 @@ class CropPipeline:
         return (path, box, *self._stat[path])
 
     def _request(self, path: str, box) -> tuple:
-        if self.store is not None:
-            held = self.store.get(self._key(path, box))
+        key = self._key(path, box)
+        if self.own is not None:
+            held = self.own.get(key)
             if held is not None:
                 self.counts["shared"] += 1
                 return ("finish", held) if isinstance(held, np.ndarray) else ("fail", held)
         self.counts["read"] += 1
-        return ("read", path, box, self.store is not None)
+        return ("read", path, box, tuple(fp for fp, store in self.stores.items() if store.get(key) is None))
 
     def batches(self, items: Sequence[tuple[str, tuple | None]], batch_size: int):
         """Yield ``(pixels, ok, problems)`` per batch of ``batch_size`` items, in order."""
@@ -469,10 +488,10 @@ class CropPipeline:
                                       pin_memory=self.pin_memory)
         start = 0
         for pixels, ok, errs, stored in self._loader:
-            if self.store is not None:
-                for j, value in enumerate(stored):
+            for j, outputs in enumerate(stored):
+                for fp, value in (outputs or {}).items():
                     if value is not None:
-                        self.store.put(self._key(str(items[start + j][0]), items[start + j][1]), value)
+                        self.stores[fp].put(self._key(str(items[start + j][0]), items[start + j][1]), value)
             start += len(ok)
             yield pixels, ok, errs
 
@@ -871,12 +890,26 @@ class SharedInputs:
         self._fingerprints: dict[int, tuple[object, str | None]] = {}
         self.plans: dict[tuple, _TextPlan] = {}
         self._memo: dict = {}
+        self._expected: dict = {}
 
     def memo(self, key, make: Callable[[], object]):
         """``make()``, computed once per ``key`` (e.g. the queries that every model of the run evaluates)."""
         if key not in self._memo:
             self._memo[key] = make()
         return self._memo[key]
+
+    def expect(self, *preprocesses) -> None:
+        """Announce the preprocessings of models still to come: from now on, every crop a run decodes is
+        also put through these stages (those :func:`split_preprocess` can split), so a later model with
+        another resize or crop does not decode it again either. An unused announcement costs time and
+        memory, never correctness: stored outputs are only ever used by a model with the same stage."""
+        for preprocess in preprocesses:
+            split = split_preprocess(preprocess)
+            if split is not None:
+                self._expected.setdefault(split[2], split[0])
+
+    def expected_stages(self) -> dict:
+        return dict(self._expected)
 
     def crop_store(self, stage_fingerprint: str) -> _CropStore:
         return self._crops.setdefault(stage_fingerprint, _CropStore(self))

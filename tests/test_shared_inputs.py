@@ -62,10 +62,13 @@ def _run_stats(out):
     return json.loads(next(out.rglob("manifest.json")).read_text())["run"]
 
 
-def test_multi_model_run_equals_separate_runs(four_models, synthetic_root, tmp_path):
+@pytest.mark.parametrize("announced", [False, True])
+def test_multi_model_run_equals_separate_runs(four_models, synthetic_root, tmp_path, announced):
     for name, loaded in four_models.items():        # workers on: the shared crops travel to them and back
         _evaluate(loaded, synthetic_root, tmp_path / "separate" / name, num_workers=2)
     shared = engine.SharedInputs()
+    if announced:                                    # every stage computed from the first model's decodes
+        shared.expect(*(m.preprocess for m in four_models.values()))
     for name, loaded in four_models.items():
         _evaluate(loaded, synthetic_root, tmp_path / "shared" / name, shared=shared, num_workers=2)
     for name in four_models:
@@ -77,7 +80,10 @@ def test_multi_model_run_equals_separate_runs(four_models, synthetic_root, tmp_p
     assert n_crops > 0 and stats["a"]["run_n_crops_shared"] == 0 and stats["a"]["run_tokens_from"] == "tokenized"
     for name in ("b", "d"):                          # A's stage: nothing decoded or resized again
         assert stats[name]["run_n_crops_read"] == 0 and stats[name]["run_n_crops_shared"] == n_crops, name
-    assert stats["c"]["run_n_crops_read"] == n_crops and stats["c"]["run_n_crops_shared"] == 0
+    if announced:
+        assert stats["c"]["run_n_crops_read"] == 0 and stats["c"]["run_n_crops_shared"] == n_crops
+    else:
+        assert stats["c"]["run_n_crops_read"] == n_crops and stats["c"]["run_n_crops_shared"] == 0
     assert all(stats[name]["run_tokens_from"] == "memory" for name in ("b", "c", "d"))
     # one queries object for the whole run
     assert len([k for k in shared._memo if k[0] == "queries"]) == 1
@@ -253,3 +259,29 @@ def test_one_worker_pool_serves_every_shard(loaded_tiny, synthetic_root, monkeyp
     n_shards = -(-pooled.stats["n_distinct_crops"] // 2)
     assert n_shards > 3 and made == [True]                     # one loader, persistent workers, for all shards
     assert np.array_equal(plain.scores.view(np.uint32), pooled.scores.view(np.uint32))
+
+
+def test_shared_failures_are_the_same_failures(four_models, synthetic_root, tmp_path):
+    """An unreadable image and a box wholly outside its image, read by the first model, are the
+    same skips for the later ones (stored as failures, not read again), and nothing else changes."""
+    import shutil
+    from crepe_utils import data as D
+    data_dir, image_dir = synthetic_root
+    images = tmp_path / "images"
+    shutil.copytree(image_dir, images)
+    qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
+    next(images.rglob(f"{qs[0].image_id}.jpg")).write_bytes(b"not a jpeg")
+    outside = [dataclasses.replace(q, box=helpers.WHOLLY_OUTSIDE_BOX, source=q.source + "-outside")
+               for q in qs if q.image_id != qs[0].image_id][:2]
+    qs = qs + outside
+    kw = dict(skip_missing_images=True, skip_bad_boxes=True, image_batch_size=4)
+    shared = engine.SharedInputs()
+    shared.expect(four_models["c"].preprocess)
+    for name in ("a", "b", "c"):
+        alone = engine.run(four_models[name], qs, ImageIndex(images), **kw)
+        together = engine.run(four_models[name], qs, ImageIndex(images), shared=shared, **kw)
+        assert [(q.query_id, why) for q, why in together.skipped] == [(q.query_id, why) for q, why in alone.skipped]
+        assert {why for _, why in alone.skipped} == {engine.UNREADABLE_IMAGE, engine.BOX_OUTSIDE}
+        assert np.array_equal(together.scores.view(np.uint32), alone.scores.view(np.uint32)), name
+        if name != "a":
+            assert together.stats["run_n_crops_read"] == 0, name
