@@ -10,7 +10,7 @@ path; A and B preprocess alike (32 px, bicubic, centre crop), C differently (48 
 squash). With tiny models the encoders are nearly free, so what is measured is the CPU work
 that a multi-model run can share: decoding, cropping and resizing, tokenizing.
 
-Printed: the wall time of each model's ``engine.run`` alone (no cache) and in one run sharing an
+Printed: the wall and CPU time (this process and its workers) of each model's ``engine.run`` alone (no cache) and in one run sharing an
 ``engine.SharedInputs`` (``expect`` announces C's preprocessing before A runs, so A's decodes serve
 all three), the totals and their ratio, and whether every model's scores are bit-identical both ways.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -30,6 +31,13 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from bench_engine import TINY, load_subset, make_images  # noqa: E402
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (the DataLoader workers end with each run):
+    on a shared machine a steadier measure of work than wall time."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def make_models(workdir: Path, device: str) -> dict:
@@ -81,27 +89,31 @@ def main() -> None:
               f"{len(queries):,} queries on {len({q.image_id for q in queries}):,} images", flush=True)
 
         def timed(loaded, shared=None):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu_seconds()
             res = engine.run(loaded, queries, index, shared=shared, **kw)
-            return time.perf_counter() - t0, res
+            return time.perf_counter() - t0, res, cpu_seconds() - c0
 
         alone = {name: timed(m) for name, m in models.items()}
-        for name, (t, res) in alone.items():
-            print(f"  alone     {name}: {t:7.2f} s  ({res.stats['n_distinct_crops']:,} crops, "
+        for name, (t, res, c) in alone.items():
+            print(f"  alone     {name}: {t:7.2f} s, CPU {c:7.2f} s  ({res.stats['n_distinct_crops']:,} crops, "
                   f"{res.stats['n_distinct_texts']:,} texts)", flush=True)
         shared = engine.SharedInputs()
         shared.expect(*(m.preprocess for m in models.values()))
         together = {name: timed(m, shared) for name, m in models.items()}
-        for name, (t, res) in together.items():
-            print(f"  together  {name}: {t:7.2f} s  (crops read {res.stats['run_n_crops_read']:,}, "
+        for name, (t, res, c) in together.items():
+            print(f"  together  {name}: {t:7.2f} s, CPU {c:7.2f} s  (crops read {res.stats['run_n_crops_read']:,}, "
                   f"shared {res.stats['run_n_crops_shared']:,}; tokens from {res.stats['run_tokens_from']})",
                   flush=True)
-        total_alone = sum(t for t, _ in alone.values())
-        total_together = sum(t for t, _ in together.values())
+        total_alone = sum(t for t, _, _ in alone.values())
+        total_together = sum(t for t, _, _ in together.values())
+        cpu_alone = sum(c for _, _, c in alone.values())
+        cpu_together = sum(c for _, _, c in together.values())
         identical = all(np.array_equal(alone[n][1].scores.view(np.uint32), together[n][1].scores.view(np.uint32))
                         and np.array_equal(alone[n][1].offsets, together[n][1].offsets) for n in models)
         row = {"queries": len(queries), "separate_s": total_alone, "one_run_s": total_together,
-               "separate_over_one_run": total_alone / total_together, "scores_bit_identical": identical,
+               "separate_over_one_run": total_alone / total_together, "separate_cpu_s": cpu_alone,
+               "one_run_cpu_s": cpu_together, "separate_over_one_run_cpu": cpu_alone / cpu_together,
+               "scores_bit_identical": identical,
                "shared_crop_mib": shared.crop_bytes / 2**20}
         for k, v in row.items():
             print(f"  {k:24s} {v:.4g}" if isinstance(v, float) else f"  {k:24s} {v}")
