@@ -5,9 +5,10 @@ every HN type, split and complexity, the engine
 
 1. collects the distinct crops (image id + box) and the distinct captions — distinct by CLIP
    *token ids*, so captions that differ only in case or spacing are one text and tie exactly;
-2. encodes each once, in large batches (images decoded and captions tokenized by DataLoader
-   workers), under an explicit precision, and stores the normalised embeddings in a
-   content-addressed cache on disk;
+2. encodes each once, in large batches (images decoded by one pool of persistent DataLoader
+   workers per run; open_clip's captions tokenized by ``fast_tokenizer`` in a thread while the
+   crops encode, other tokenizers by workers), under an explicit precision, and stores the
+   normalised embeddings in a content-addressed cache on disk;
 3. scores each query's own candidates and ranks its positive (ties explicit, see ``metrics``).
 
 Exactness choices, each switchable and recorded in the results manifest:
@@ -35,6 +36,10 @@ batch it was computed in (floating-point summation order; ~1e-7 for fp32, see th
 identical runs are bit-identical; a run that reuses cache entries written by a *different* query
 set can differ from a fresh run in those last bits, which changes a rank only for a near-tie at
 that level. ``cache_dir=None`` (``--no-cache``) rules this out.
+
+Several models on the same queries (``evaluate-paper``) share one :class:`SharedInputs`: each crop
+is decoded once and resized once per distinct preprocessing stage, each caption tokenized once per
+tokenizer; the results are byte-identical to separate runs (tests/test_shared_inputs.py).
 """
 from __future__ import annotations
 
