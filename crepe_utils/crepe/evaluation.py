@@ -65,7 +65,7 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
              benchmark: str, data_dir=None, image_dir=None, out="results/evaluated",
              hn_types=None, train_data: str | None = None, complexities=None, all_negatives: bool = True,
              cache_dir=None, kind: str = "evaluated", label: str = "", progress: bool = True, loaded=None,
-             settings: EvaluationSettings | None = None, **overrides) -> pd.DataFrame:
+             shared=None, settings: EvaluationSettings | None = None, **overrides) -> pd.DataFrame:
     """Evaluate one model on one benchmark; write the results folder; return the summary table.
 
     ``model`` is a registry key (``laion400m-vit-b-32``), an open_clip architecture (with
@@ -76,6 +76,8 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
     batch sizes, ``limit``, ``tie_policy``, ...) come from ``settings`` with any of them overridden
     by keyword (``evaluate(..., precision="bf16")``). ``truncation`` defaults to the model family's
     official policy (``loaded.spec.truncation``). ``cache_dir=False`` reads and writes no cache.
+    ``shared`` (an :class:`engine.SharedInputs`, one per multi-model run) reuses the queries, crops and
+    token ids of earlier calls; the results are the same without it.
     """
     from .images import ImageIndex
 
@@ -95,15 +97,20 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
             raise ValueError(f"{loaded.spec.key}: say which systematicity split to use (train_data=cc12m, yfcc or "
                              "laion); it must be the model's training set for SC/UC to mean anything")
         train_data = paper.train_data
-    queries = _limit(load_queries(benchmark, data_dir, hn_types, train_data, complexities, used.on_bad_row,
-                                  used.empty_negatives, all_negatives), used.limit)
+    def read_queries():
+        return _limit(load_queries(benchmark, data_dir, hn_types, train_data, complexities, used.on_bad_row,
+                                   used.empty_negatives, all_negatives), used.limit)
+    tupled = [tuple(v) if v is not None else None for v in (hn_types, complexities)]
+    queries = shared.memo(("queries", benchmark, str(data_dir), *tupled, train_data, used.on_bad_row,
+                           used.empty_negatives, all_negatives, used.limit), read_queries) \
+        if shared is not None else read_queries()
     index = ImageIndex(image_dir)
     cache = paths.cache_dir(cache_dir) / "embeddings" if cache_dir is not False else None
     result = engine.run(loaded, queries.queries, index, cache_dir=cache, precision=used.precision,
                         image_batch_size=used.batch_size, text_batch_size=used.text_batch_size,
                         num_workers=used.num_workers, length_cut=used.length_cut, truncation=used.truncation,
                         skip_missing_images=used.skip_missing_images, skip_bad_boxes=used.on_bad_row == "skip",
-                        progress=progress)
+                        progress=progress, shared=shared)
     ranks = metrics.ranks_from_flat(result.scores, result.offsets)
     summary = summarize(result, queries, ranks, used.tie_policy, used.n_boot)
     summary.insert(0, "model", loaded.spec.key)

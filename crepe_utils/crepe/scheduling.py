@@ -65,6 +65,7 @@ class _Runner:
     def __init__(self, device: str, settings: dict):
         self.device, self.settings = device, dict(settings, device=device)
         self.key, self.loaded, self.load_error = None, None, {}
+        self.shared = None      # one engine.SharedInputs per runner: queries, crops, token ids prepared once
 
     def __call__(self, job: Job, out, announce: bool = True) -> Outcome:
         from ..models import load_model
@@ -82,7 +83,10 @@ class _Runner:
                     raise
                 self.key = job.key
             with contextlib.redirect_stdout(out):
-                summary = evaluation.evaluate(job.key, benchmark=job.benchmark, loaded=self.loaded, **self.settings)
+                if self.shared is None:
+                    self.shared = evaluation.engine.SharedInputs()
+                summary = evaluation.evaluate(job.key, benchmark=job.benchmark, loaded=self.loaded, shared=self.shared,
+                                              **self.settings)
                 evaluation._print_summary(summary)
         except Exception as exc:  # noqa: BLE001 - report and continue with the next job
             return Outcome(job, self.device, False, errors=[f"error: {job.key}: {exc}"], pid=os.getpid())

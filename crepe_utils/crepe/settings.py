@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-import os
 from dataclasses import dataclass, field
 
 from ..engine import core as engine
@@ -93,7 +92,7 @@ class EvaluationSettings:
         """These settings with what was left to the model and machine filled in, as the run used them."""
         workers = self.num_workers
         if workers is None:
-            workers = min(8, os.cpu_count() or 1) if loaded.device.type == "cuda" else 0
+            workers = min(8, engine.available_cores()) if loaded.device.type == "cuda" else 0
         return dataclasses.replace(self, device=str(loaded.device), num_workers=workers,
                                    truncation=self.truncation or loaded.spec.truncation)
 

@@ -5,9 +5,10 @@ every HN type, split and complexity, the engine
 
 1. collects the distinct crops (image id + box) and the distinct captions — distinct by CLIP
    *token ids*, so captions that differ only in case or spacing are one text and tie exactly;
-2. encodes each once, in large batches (images decoded and captions tokenized by DataLoader
-   workers), under an explicit precision, and stores the normalised embeddings in a
-   content-addressed cache on disk;
+2. encodes each once, in large batches (images decoded by one pool of persistent DataLoader
+   workers per run; open_clip's captions tokenized by ``fast_tokenizer`` in a thread while the
+   crops encode, other tokenizers by workers), under an explicit precision, and stores the
+   normalised embeddings in a content-addressed cache on disk;
 3. scores each query's own candidates and ranks its positive (ties explicit, see ``metrics``).
 
 Exactness choices, each switchable and recorded in the results manifest:
@@ -36,6 +37,10 @@ batch it was computed in (floating-point summation order; ~1e-7 for fp32, see th
 identical runs are bit-identical; a run that reuses cache entries written by a *different* query
 set can differ from a fresh run in those last bits, which changes a rank only for a near-tie at
 that level. ``cache_dir=None`` (``--no-cache``) rules this out.
+
+Several models on the same queries (``evaluate-paper``) share one :class:`SharedInputs`: each crop
+is decoded once and resized once per distinct preprocessing stage, each caption tokenized once per
+tokenizer; the results are byte-identical to separate runs (tests/test_shared_inputs.py).
 """
 from __future__ import annotations
 
@@ -44,8 +49,10 @@ import hashlib
 import json
 import os
 import time
+import types
 import warnings
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -252,7 +259,9 @@ def encode_token_ids(loaded, ids: Sequence[tuple[int, ...]], batch_size: int = 5
     """L2-normalised text embeddings (float32) for token-id sequences, in the given order.
 
     Batches are formed over the given order; callers that want length cutting to pay off pass
-    the ids sorted by length (the engine does).
+    the ids sorted by length (the engine does). Each batch is filled from one flat id array
+    (pinned memory on CUDA) and its embeddings stay on the device: one copy to the host per
+    call, no synchronisation per batch.
     """
     import torch
     import torch.nn.functional as F
@@ -260,26 +269,34 @@ def encode_token_ids(loaded, ids: Sequence[tuple[int, ...]], batch_size: int = 5
 
     model, device, ctx = loaded.model, loaded.device, loaded.spec.context_length
     forward = _cut_text_forward(model) if length_cut else None
+    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+    starts = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    pin = device.type == "cuda"
     out = []
     bar = tqdm(total=len(ids), desc=f"encode {desc}", unit="text", disable=not progress, smoothing=0.05)
     with torch.inference_mode(), precision_context(precision, device):
         for start in range(0, len(ids), batch_size):
-            chunk = ids[start:start + batch_size]
-            width = max(len(t) for t in chunk) if forward is not None else ctx
-            tok = torch.zeros(len(chunk), width, dtype=torch.long)
-            for i, t in enumerate(chunk):
-                tok[i, :len(t)] = torch.tensor(t, dtype=torch.long)
-            tok = tok.to(device)
+            stop = min(start + batch_size, len(ids))
+            lens = lengths[start:stop]
+            width = int(lens.max()) if forward is not None else ctx
+            tok = torch.zeros(stop - start, width, dtype=torch.long, pin_memory=pin)
+            # row-major boolean fill: row i gets its own ids in positions 0 … len_i − 1, zeros after
+            tok.numpy()[np.arange(width) < lens[:, None]] = flat[starts[start]:starts[stop]]
+            tok = tok.to(device, non_blocking=True)
             feats = forward(tok) if forward is not None else model.encode_text(tok)
-            emb = F.normalize(feats.float(), dim=-1).cpu().numpy()
-            broken = ~np.isfinite(emb).all(axis=1)
-            if broken.any():
-                first = ", ".join(f"token ids {list(chunk[j][:8])}…" for j in np.flatnonzero(broken)[:2])
-                raise ModelError(_non_finite_message(loaded, precision, "text", int(broken.sum()), len(chunk), first))
-            out.append(emb)
-            bar.update(len(chunk))
+            out.append(F.normalize(feats.float(), dim=-1))
+            bar.update(stop - start)
     bar.close()
-    return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
+    if not out:
+        return np.zeros((0, 0), dtype=np.float32)
+    emb = torch.cat(out).cpu().numpy()
+    broken = ~np.isfinite(emb).all(axis=1)
+    if broken.any():
+        first = ", ".join(f"token ids {list(ids[j][:8])}…" for j in np.flatnonzero(broken)[:2])
+        raise ModelError(_non_finite_message(loaded, precision, "text", int(broken.sum()), len(ids), first))
+    return emb
 
 
 def encode_texts(loaded, texts: Sequence[str], batch_size: int = 512, precision: str = "fp32",
@@ -295,20 +312,73 @@ def encode_texts(loaded, texts: Sequence[str], batch_size: int = 512, precision:
 
 # ------------------------------------------------------------------------------ image encoding
 
+#: Why a crop has no embedding (CropDataset's failure kinds, and the engine's skip reasons).
+UNREADABLE_IMAGE, BOX_OUTSIDE, UNUSABLE_CROP = "unreadable image", "box outside image", "crop not preprocessable"
+
+#: Transforms that map a PIL image to a PIL image deterministically (resizing, cropping, mode conversion),
+#: by exact class (or function) name: the part of a preprocessing whose output several models can share.
+PIL_STAGE_TRANSFORMS = frozenset({
+    "torchvision.transforms.transforms.Resize", "torchvision.transforms.transforms.CenterCrop",
+    "open_clip.transform.ResizeKeepRatio", "open_clip.transform.CenterCropOrPad",
+    "open_clip.transform.MaybeConvertMode", "open_clip.transform._convert_to_rgb",
+})
+_TO_TENSOR = frozenset({"torchvision.transforms.transforms.ToTensor", "open_clip.transform.MaybeToTensor"})
+
+
+def _qualified(obj) -> str:
+    """Module-qualified name of a function, or of an object's class."""
+    kind = obj if isinstance(obj, types.FunctionType) else type(obj)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def split_preprocess(preprocess):
+    """``(stage, rest, fingerprint)`` of a torchvision ``Compose``, or None when it has no shareable part.
+
+    ``stage`` is the leading run of :data:`PIL_STAGE_TRANSFORMS` (PIL image → PIL image), ``rest`` the
+    remainder, which must start with ``ToTensor``: ``rest(stage(img))`` is ``preprocess(img)``, since
+    ``Compose`` applies its transforms in turn. The fingerprint names the stage by each transform's class
+    and public settings (size, interpolation, antialias, fill, mode …) and the torchvision and Pillow
+    versions, so two models share stage outputs only when their resize and crop are the same; the
+    model's own ``rest`` (ToTensor, its mean and std) always runs on its own.
+    """
+    from torchvision import transforms as T
+    if type(preprocess) is not T.Compose:
+        return None
+    steps = list(preprocess.transforms)
+    n = 0
+    while n < len(steps) and _qualified(steps[n]) in PIL_STAGE_TRANSFORMS:
+        n += 1
+    if n == 0 or n == len(steps) or _qualified(steps[n]) not in _TO_TENSOR:
+        return None
+    import PIL
+    import torchvision
+    ident = {"torchvision": torchvision.__version__, "pillow": PIL.__version__, "stage": [
+        [_qualified(t), sorted((k, repr(v)) for k, v in vars(t).items() if not k.startswith("_") and k != "training")]
+        if not isinstance(t, types.FunctionType) else [_qualified(t)] for t in steps[:n]]}
+    fingerprint = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:24]
+    return T.Compose(steps[:n]), T.Compose(steps[n:]), fingerprint
+
+
 class CropDataset:
-    """Distinct crops as preprocessed tensors; a failure is returned as (kind, reason), not raised.
+    """Preprocessed crops for the engine's DataLoader; a failure is returned as (kind, reason), not raised.
+
+    Items are requests (see :class:`CropPipeline`): ``("read", path, box, stages)`` decodes, crops and
+    preprocesses, and also returns the output of each named stage (:func:`split_preprocess`; the
+    model's own and any other the run expects) as a uint8 array, so that one decode serves every
+    preprocessing of the run; ``("finish", array)`` runs the model's own tensor stage on a stored
+    output of its stage; ``("fail", problem)`` returns a stored failure. Each item comes back as
+    ``(tensor, ok, problem, to_store)``, ``to_store`` mapping stage fingerprints to outputs or to
+    stage-level failures.
 
     Crops of one image are adjacent in the engine's work list, so the last decoded image is kept
     and reused: each image is decoded once however many of its regions are queried.
     """
 
-    def __init__(self, items: Sequence[tuple[str, tuple]], preprocess):
-        self.items = list(items)   # (path, box or None)
-        self.preprocess = preprocess
+    def __init__(self, preprocess, stage=None, rest=None, fingerprint: str | None = None,
+                 other_stages: dict | None = None):
+        self.preprocess, self.stage, self.rest, self.fingerprint = preprocess, stage, rest, fingerprint
+        self.other_stages = dict(other_stages or {})
         self._last: tuple[str, object] | None = None
-
-    def __len__(self) -> int:
-        return len(self.items)
 
     def _image(self, path: str):
         from .images import open_rgb
@@ -317,27 +387,54 @@ class CropDataset:
             self._last = (path, open_rgb(path))
         return self._last[1]
 
-    def __getitem__(self, i):
+    def __getitem__(self, request):
         import torch
         from .images import box_wholly_outside, crop
-        path, box = self.items[i]
+        failed = torch.zeros(1), False
+        if request[0] == "fail":
+            return (*failed, request[1], None)
+        if request[0] == "finish":
+            from PIL import Image
+            try:
+                return self.rest(Image.fromarray(request[1])), True, None, None
+            except Exception as exc:  # noqa: BLE001 - reported per crop by the caller
+                return (*failed, (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}"), None)
+        _, path, box, stages = request
         try:
             img = self._image(path)
         except Exception as exc:  # noqa: BLE001 - any decoder failure: reported per image by the caller
-            return torch.zeros(1), False, (UNREADABLE_IMAGE, f"{type(exc).__name__}: {exc}")
+            why = (UNREADABLE_IMAGE, f"{type(exc).__name__}: {exc}")
+            return (*failed, why, dict.fromkeys(stages, why))
         if box is not None:
             if box_wholly_outside(box, img.size):
-                return torch.zeros(1), False, (BOX_OUTSIDE, f"box {box} lies wholly outside the "
-                                               f"{img.size[0]}×{img.size[1]} image")
+                why = (BOX_OUTSIDE, f"box {box} lies wholly outside the {img.size[0]}×{img.size[1]} image")
+                return (*failed, why, dict.fromkeys(stages, why))
             img = crop(img, box)
+        to_store = {}
+        for fp in stages:
+            if fp == self.fingerprint:
+                continue
+            try:
+                out = self.other_stages[fp](img)
+                to_store[fp] = np.array(out, dtype=np.uint8) if getattr(out, "mode", None) == "RGB" else None
+            except Exception as exc:  # noqa: BLE001 - that stage fails for this crop, for every model using it
+                to_store[fp] = (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}")
+        if self.fingerprint not in stages:
+            try:
+                return self.preprocess(img), True, None, to_store
+            except Exception as exc:  # noqa: BLE001 - reported per crop by the caller
+                return (*failed, (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}"), to_store)
         try:
-            return self.preprocess(img), True, None
-        except Exception as exc:  # noqa: BLE001 - reported per crop by the caller
-            return torch.zeros(1), False, (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}")
-
-
-#: Why a crop has no embedding (CropDataset's failure kinds, and the engine's skip reasons).
-UNREADABLE_IMAGE, BOX_OUTSIDE, UNUSABLE_CROP = "unreadable image", "box outside image", "crop not preprocessable"
+            staged = self.stage(img)
+        except Exception as exc:  # noqa: BLE001 - the shared stage failed: the same for every model sharing it
+            why = (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}")
+            return (*failed, why, {**to_store, self.fingerprint: why})
+        if getattr(staged, "mode", None) == "RGB":
+            to_store[self.fingerprint] = np.array(staged, dtype=np.uint8)
+        try:
+            return self.rest(staged), True, None, to_store
+        except Exception as exc:  # noqa: BLE001 - this model's own tensor stage failed
+            return (*failed, (UNUSABLE_CROP, f"{type(exc).__name__}: {exc}"), to_store)
 
 
 def _collate(batch):
@@ -345,53 +442,156 @@ def _collate(batch):
     ok = [b[1] for b in batch]
     shape = next((b[0].shape for b in batch if b[1]), None)
     tensors = [b[0] if b[1] else torch.zeros(shape) for b in batch] if shape is not None else None
-    return (torch.stack(tensors) if tensors else None), ok, [b[2] for b in batch]
+    return (torch.stack(tensors) if tensors else None), ok, [b[2] for b in batch], [b[3] for b in batch]
+
+
+class _Batches:
+    """A batch sampler whose batches are set per request, so one DataLoader (and its persistent
+    workers) serves every shard of a run."""
+
+    def __init__(self):
+        self.batches: list[list] = []
+
+    def __iter__(self):
+        return iter(self.batches)
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class CropPipeline:
+    """The image side of one engine run: one DataLoader with persistent workers for all its shards,
+    and, with a :class:`SharedInputs`, that object's stores of stage outputs (see
+    :func:`split_preprocess`): a crop that an earlier model with the same resize and crop has read is
+    neither decoded nor resized again, only finished by this model's own tensor stage; and a crop
+    read here is also put through every other stage the run expects (:meth:`SharedInputs.expect`),
+    from the same decode.
+    """
+
+    def __init__(self, loaded, num_workers: int = 0, shared: "SharedInputs | None" = None):
+        split = split_preprocess(loaded.preprocess)
+        own = split[2] if split else None
+        sharing = shared is not None and shared.max_crop_bytes > 0
+        others = {fp: st for fp, st in shared.expected_stages().items() if fp != own} if sharing else {}
+        self.dataset = CropDataset(loaded.preprocess, *(split if split else (None, None, None)), other_stages=others)
+        self.stores = {fp: shared.crop_store(fp) for fp in [own, *others] if fp is not None} if sharing else {}
+        self.own = self.stores.get(own)
+        self.num_workers = int(num_workers)
+        self.pin_memory = loaded.device.type == "cuda"
+        self.counts = {"read": 0, "shared": 0}
+        self._sampler = _Batches()
+        self._loader = None
+        self._stat: dict[str, tuple[int, int]] = {}
+
+    def _key(self, path: str, box) -> tuple:
+        if path not in self._stat:
+            try:
+                st = os.stat(path)
+                self._stat[path] = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                self._stat[path] = (-1, -1)
+        return (path, box, *self._stat[path])
+
+    def _request(self, path: str, box) -> tuple:
+        key = self._key(path, box)
+        if self.own is not None:
+            held = self.own.get(key)
+            if held is not None:
+                self.counts["shared"] += 1
+                return ("finish", held) if isinstance(held, np.ndarray) else ("fail", held)
+        self.counts["read"] += 1
+        return ("read", path, box, tuple(fp for fp, store in self.stores.items() if store.get(key) is None))
+
+    def batches(self, items: Sequence[tuple[str, tuple | None]], batch_size: int):
+        """Yield ``(pixels, ok, problems)`` per batch of ``batch_size`` items, in order."""
+        from torch.utils.data import DataLoader
+        requests = [self._request(str(p), b) for p, b in items]
+        self._sampler.batches = [requests[s:s + batch_size] for s in range(0, len(requests), batch_size)]
+        if self._loader is None:
+            workers = self.num_workers
+            self._loader = DataLoader(self.dataset, batch_sampler=self._sampler, num_workers=workers,
+                                      collate_fn=_collate, persistent_workers=workers > 0,
+                                      pin_memory=self.pin_memory)
+        start = 0
+        for pixels, ok, errs, stored in self._loader:
+            for j, outputs in enumerate(stored):
+                for fp, value in (outputs or {}).items():
+                    if value is not None:
+                        self.stores[fp].put(self._key(str(items[start + j][0]), items[start + j][1]), value)
+            start += len(ok)
+            yield pixels, ok, errs
+
+    def close(self) -> None:
+        """Stop the workers (they also stop when the pipeline is garbage-collected)."""
+        loader, self._loader = self._loader, None
+        it = getattr(loader, "_iterator", None)
+        if it is not None and hasattr(it, "_shutdown_workers"):
+            it._shutdown_workers()
 
 
 def encode_crops(loaded, items: Sequence[tuple[str, tuple | None]], batch_size: int = 256,
                  precision: str = "fp32", num_workers: int = 0, progress: bool = False,
-                 desc: str = "crops") -> tuple[np.ndarray, dict[int, tuple[str, str]]]:
+                 desc: str = "crops", pipeline: CropPipeline | None = None
+                 ) -> tuple[np.ndarray, dict[int, tuple[str, str]]]:
     """Embeddings of (image path, box) items, and {item index: (kind, reason)} of each failure (NaN rows).
 
     A crop that was read and preprocessed but whose embedding is not finite is a :class:`ModelError`.
+    ``pipeline`` (the engine's, one per run) supplies the workers and shared stage outputs; without
+    one, a pipeline lives for this call only. Embeddings stay on the device until all batches are
+    done, then come to the host in one copy.
     """
     import torch
     import torch.nn.functional as F
-    from torch.utils.data import DataLoader
     from ..progress import tqdm
 
-    loader = DataLoader(CropDataset(items, loaded.preprocess), batch_size=batch_size, shuffle=False,
-                        num_workers=num_workers, collate_fn=_collate,
-                        persistent_workers=False, pin_memory=loaded.device.type == "cuda")
-    out, problems = [], {}
+    own = pipeline is None
+    pipeline = pipeline or CropPipeline(loaded, num_workers)
+    parts, problems, good = [], {}, np.zeros(len(items), dtype=bool)
     bar = tqdm(total=len(items), desc=f"encode {desc}", unit="img", disable=not progress, smoothing=0.05)
-    with torch.inference_mode(), precision_context(precision, loaded.device):
-        for pixels, ok, errs in loader:
-            start = sum(len(e) for e in out)
-            emb = np.full((len(ok), 0), np.nan, dtype=np.float32)
-            if pixels is not None:
-                feats = loaded.model.encode_image(pixels.to(loaded.device, dtype=_pixel_dtype(precision),
-                                                            non_blocking=True))
-                emb = F.normalize(feats.float(), dim=-1).cpu().numpy()
-                good = np.array(ok)
-                broken = good & ~np.isfinite(emb).all(axis=1)
-                if broken.any():
-                    first = [items[start + j] for j in np.flatnonzero(broken)[:3]]
-                    raise ModelError(_non_finite_message(loaded, precision, "image", int(broken.sum()), len(ok),
-                                                         ", ".join(f"{Path(p).name} box {b}" for p, b in first)))
-                emb[~good] = np.nan
-            out.append(emb)
-            problems.update({start + j: e for j, e in enumerate(errs) if e})
-            bar.update(len(ok))
-    bar.close()
-    dim = max((e.shape[1] for e in out), default=0)
-    out = [e if e.shape[1] == dim else np.full((len(e), dim), np.nan, dtype=np.float32) for e in out]
-    return (np.concatenate(out) if out else np.zeros((0, dim), np.float32)), problems
+    try:
+        with torch.inference_mode(), precision_context(precision, loaded.device):
+            start = 0
+            for pixels, ok, errs in pipeline.batches(items, batch_size):
+                emb = None
+                if pixels is not None:
+                    feats = loaded.model.encode_image(pixels.to(loaded.device, dtype=_pixel_dtype(precision),
+                                                                non_blocking=True))
+                    emb = F.normalize(feats.float(), dim=-1)
+                parts.append((start, len(ok), emb))
+                good[start:start + len(ok)] = ok
+                problems.update({start + j: e for j, e in enumerate(errs) if e})
+                start += len(ok)
+                bar.update(len(ok))
+            host = [(s, n, e.cpu().numpy() if e is not None else None) for s, n, e in parts]
+    finally:
+        bar.close()
+        if own:
+            pipeline.close()
+    dim = max((e.shape[1] for _, _, e in host if e is not None), default=0)
+    out = np.full((len(items), dim), np.nan, dtype=np.float32)
+    for s, n, e in host:
+        if e is not None and e.shape[1] == dim:
+            out[s:s + n] = e
+    broken = good & ~np.isfinite(out).all(axis=1)
+    if broken.any():
+        first = [items[j] for j in np.flatnonzero(broken)[:3]]
+        raise ModelError(_non_finite_message(loaded, precision, "image", int(broken.sum()), len(items),
+                                             ", ".join(f"{Path(p).name} box {b}" for p, b in first)))
+    out[~good] = np.nan
+    return out, problems
 
 
 def _non_finite_message(loaded, precision: str, what: str, n_bad: int, n: int, first: str) -> str:
     return (f"{loaded.spec.key}: the model produced non-finite (NaN or inf) {what} embeddings for {n_bad} of {n} "
-            f"inputs in one batch at precision {precision} (first: {first}). The checkpoint may hold NaN/inf "
+            f"inputs at precision {precision} (first: {first}). The checkpoint may hold NaN/inf "
             "weights, or the precision overflows (fp16): try --precision fp32, and check the weights file.")
 
 
@@ -566,6 +766,250 @@ def _fill(store: EmbeddingStore, keys: list[str], compute: Callable[[list[int]],
             store.add([keys[positions[j]] for j in good], emb[good])
 
 
+# ------------------------------------------------------------------------------ inputs shared by runs
+
+def tokenizer_fingerprint(tokenizer) -> str | None:
+    """A hash of everything that decides a tokenizer's ids, or None for a tokenizer it cannot vouch for.
+
+    open_clip's standard ``SimpleTokenizer`` (exactly that class, unmodified): its vocabulary, merges,
+    split pattern, cleaning function, special ids, context length, and the open_clip and ftfy versions
+    (ftfy fixes non-plain text). The package's BERT tokenizer: its vocabulary file's SHA-256, lower-casing,
+    special ids, context length and the transformers/tokenizers versions. Anything else (another class, a
+    patched instance) is not shared between models nor cached on disk: it is tokenized for each run.
+    """
+    from ..models.spec import library_versions
+    base = {"context_length": int(getattr(tokenizer, "context_length", -1)),
+            "sot": getattr(tokenizer, "sot_token_id", None), "eot": getattr(tokenizer, "eot_token_id", None),
+            "class": _qualified(tokenizer)}
+    try:
+        from open_clip import tokenizer as oc
+    except ImportError:
+        oc = None
+    if oc is not None and type(tokenizer) is oc.SimpleTokenizer:
+        clean, reduce = getattr(tokenizer, "clean_fn", None), getattr(tokenizer, "reduction_fn", None)
+        if ({"encode", "bpe"} & vars(tokenizer).keys() or reduce is not None
+                or not isinstance(clean, types.FunctionType) or "<" in clean.__qualname__):
+            return None
+        vocab = hashlib.sha256(json.dumps(sorted(tokenizer.encoder.items())).encode()).hexdigest()
+        merges = hashlib.sha256(json.dumps(sorted((r, *p) for p, r in tokenizer.bpe_ranks.items())).encode()).hexdigest()
+        ident = {**base, "vocab": vocab, "merges": merges, "pattern": tokenizer.pat.pattern,
+                 "clean_fn": _qualified(clean), "special": list(getattr(tokenizer, "all_special_ids", [])),
+                 "versions": library_versions("open_clip_torch", "ftfy", "regex")}
+    else:
+        from ..models import bert
+        if type(tokenizer) is not bert.BertTokenizer:
+            return None
+        from ..models.spec import sha256_file
+        ident = {**base, "vocab_sha256": sha256_file(tokenizer.vocab),
+                 "lower": bool(getattr(tokenizer._tok, "do_lower_case", True)),
+                 "versions": library_versions("transformers", "tokenizers")}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def texts_digest(texts: Sequence[str]) -> str:
+    """SHA-256 of a text list (lengths, then the concatenation: unambiguous for any characters)."""
+    h = hashlib.sha256(np.fromiter(map(len, texts), dtype="<i8", count=len(texts)).tobytes())
+    h.update("".join(texts).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:40]
+
+
+TOKENS_FOLDER = "tokens"
+
+
+def _token_file_digest(list_digest: str, packed: np.ndarray) -> str:
+    h = hashlib.sha256(list_digest.encode())
+    h.update(np.ascontiguousarray(packed, dtype="<i4").tobytes())
+    return h.hexdigest()[:40]
+
+
+class TokenCache:
+    """Token ids of whole text lists on disk, for one tokenizer fingerprint and truncation policy.
+
+    A file holds the ids of one text list as one int32 array (context length, count, each text's
+    length, each text's over-length flag, then all ids), named ``<list digest>-<content digest>.npy``
+    and written atomically, so it is absent or complete; it is verified against its name when read,
+    and a damaged one is reported (:class:`CacheWarning`), removed and recomputed, as embedding
+    shards are.
+    """
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.damaged: list[Path] = []
+
+    def read(self, texts: Sequence[str]) -> Tokens | None:
+        digest = texts_digest(texts)
+        for path in sorted(self.root.glob(f"{digest}-*.npy")) if self.root.is_dir() else []:
+            try:
+                with open(path, "rb") as fh:
+                    packed = np.load(fh, allow_pickle=False)
+                if _token_file_digest(digest, packed) != path.stem.split("-", 1)[1]:
+                    raise ValueError("content hash differs from its name")
+                ctx, n = int(packed[0]), int(packed[1])
+                lengths, over, ids = packed[2:2 + n], packed[2 + n:2 + 2 * n], packed[2 + 2 * n:]
+                if n != len(texts) or int(lengths.sum()) != len(ids):
+                    raise ValueError(f"{n} texts stored for a list of {len(texts)}")
+            except FileNotFoundError:
+                continue
+            except Exception as exc:  # noqa: BLE001 - any unreadable file is recomputed, not fatal
+                warnings.warn(f"token cache file {path} is damaged ({type(exc).__name__}: {exc}); it is removed "
+                              "and the texts are tokenized again", CacheWarning, stacklevel=3)
+                self.damaged.append(path)
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                continue
+            flat, ends = ids.tolist(), np.cumsum(lengths).tolist()
+            return Tokens([tuple(flat[e - k:e]) for e, k in zip(ends, lengths.tolist())], over.astype(bool), ctx)
+        return None
+
+    def write(self, texts: Sequence[str], tokens: Tokens) -> None:
+        n = len(tokens.ids)
+        lengths = np.fromiter(map(len, tokens.ids), dtype=np.int64, count=n)
+        packed = np.empty(2 + 2 * n + int(lengths.sum()), dtype="<i4")
+        packed[0], packed[1] = tokens.context_length, n
+        packed[2:2 + n] = lengths
+        packed[2 + n:2 + 2 * n] = np.asarray(tokens.overlength, dtype=bool)
+        packed[2 + 2 * n:] = np.fromiter(chain.from_iterable(tokens.ids), dtype=np.int64, count=int(lengths.sum()))
+        digest = texts_digest(texts)
+        path = self.root / f"{digest}-{_token_file_digest(digest, packed)}.npy"
+        if not path.exists():
+            with atomic_path(path) as tmp:
+                with open(tmp, "wb") as fh:
+                    np.save(fh, packed, allow_pickle=False)
+
+
+class _CropStore:
+    """Stage outputs (uint8 arrays) and stage-level failures of one preprocessing stage, by crop."""
+
+    def __init__(self, owner: "SharedInputs"):
+        self._owner, self._items = owner, {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key):
+        return self._items.get(key)
+
+    def put(self, key, value) -> None:
+        if key in self._items:
+            return
+        size = value.nbytes if isinstance(value, np.ndarray) else 0
+        if self._owner.crop_bytes + size > self._owner.max_crop_bytes:
+            self._owner.crops_not_kept += 1        # over the memory budget: the next model reads it again
+            return
+        self._items[key] = value
+        self._owner.crop_bytes += size
+
+
+class SharedInputs:
+    """CPU work that engine runs on the same queries share: one object for a multi-model run
+    (``evaluate-paper``), passed to each :func:`run`.
+
+    * crops: each distinct crop is decoded, cropped, resized and centre-cropped once per distinct
+      preprocessing stage (:func:`split_preprocess`), kept in memory as uint8 (within
+      ``max_crop_bytes``; beyond it crops are simply read again), and finished (ToTensor, the model's
+      own mean/std) for each model: the same function of the same pixels, so the same bits;
+    * tokens: each distinct caption is tokenized once per tokenizer fingerprint
+      (:func:`tokenizer_fingerprint`) and truncation policy, and the text work plan (token keys,
+      merged duplicates, length order) is built once; token ids are also kept on disk under the
+      cache folder (:class:`TokenCache`), so separate runs reuse them.
+
+    Nothing here changes what is computed, only how often: results are byte-identical to separate runs.
+    """
+
+    def __init__(self, max_crop_bytes: int = 6 << 30):
+        self.max_crop_bytes = int(max_crop_bytes)
+        self.crop_bytes = 0
+        self.crops_not_kept = 0
+        self._crops: dict[str, _CropStore] = {}
+        self._tokens: dict[tuple, dict[str, tuple]] = {}
+        self._fingerprints: dict[int, tuple[object, str | None]] = {}
+        self.plans: dict[tuple, _TextPlan] = {}
+        self._memo: dict = {}
+        self._expected: dict = {}
+
+    def memo(self, key, make: Callable[[], object]):
+        """``make()``, computed once per ``key`` (e.g. the queries that every model of the run evaluates)."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    def expect(self, *preprocesses) -> None:
+        """Announce the preprocessings of models still to come: from now on, every crop a run decodes is
+        also put through these stages (those :func:`split_preprocess` can split), so a later model with
+        another resize or crop does not decode it again either. An unused announcement costs time and
+        memory, never correctness: stored outputs are only ever used by a model with the same stage."""
+        for preprocess in preprocesses:
+            split = split_preprocess(preprocess)
+            if split is not None:
+                self._expected.setdefault(split[2], split[0])
+
+    def expected_stages(self) -> dict:
+        return dict(self._expected)
+
+    def crop_store(self, stage_fingerprint: str) -> _CropStore:
+        return self._crops.setdefault(stage_fingerprint, _CropStore(self))
+
+    def tokenizer_fingerprint(self, tokenizer) -> str | None:
+        held = self._fingerprints.get(id(tokenizer))
+        if held is None or held[0] is not tokenizer:
+            held = self._fingerprints[id(tokenizer)] = (tokenizer, tokenizer_fingerprint(tokenizer))
+        return held[1]
+
+    def tokens(self, tokenizer, texts: Sequence[str], truncation: str = "keep_eot", num_workers: int = 0,
+               cache_dir: str | os.PathLike | None = None) -> Tokens:
+        """``tokenize_parallel(tokenizer, texts, truncation, num_workers)``, each text tokenized once."""
+        return self._tokens_and_source(tokenizer, texts, truncation, num_workers, cache_dir)[0]
+
+    def _tokens_and_source(self, tokenizer, texts, truncation, num_workers, cache_dir) -> tuple[Tokens, str]:
+        texts = list(texts)
+        fp = self.tokenizer_fingerprint(tokenizer)
+        if fp is None:
+            return tokenize_parallel(tokenizer, texts, truncation, num_workers), "tokenized"
+        memo = self._tokens.setdefault((fp, truncation), {})
+        missing = [t for t in texts if t not in memo]
+        source = "memory"
+        disk = TokenCache(Path(cache_dir) / TOKENS_FOLDER / f"{fp}-{truncation}") if cache_dir is not None else None
+        if missing and disk is not None:
+            stored = disk.read(texts)
+            if stored is not None:
+                memo.update(zip(texts, zip(stored.ids, stored.overlength.tolist())))
+                missing, source = [], "disk"
+        if missing:
+            new = tokenize_parallel(tokenizer, missing, truncation, num_workers)
+            memo.update(zip(missing, zip(new.ids, new.overlength.tolist())))
+            source = "tokenized"
+        held = [memo[t] for t in texts]
+        tokens = Tokens([h[0] for h in held], np.fromiter((h[1] for h in held), dtype=bool, count=len(held)),
+                        int(tokenizer.context_length))
+        if missing and disk is not None:
+            disk.write(texts, tokens)
+        return tokens, source
+
+    def plan_key(self, tokenizer, texts: Sequence[str], truncation: str) -> tuple | None:
+        fp = self.tokenizer_fingerprint(tokenizer)
+        return None if fp is None else (fp, truncation, texts_digest(texts))
+
+
+@dataclass(frozen=True)
+class _TextPlan:
+    """The text side of a run: which texts merge (same token ids), and the encoding order."""
+
+    text_key: dict          #: text → token key
+    over: frozenset         #: texts over the context length
+    distinct_ids: dict      #: token key → ids
+    work: list              #: token keys, shortest first (ties by ids)
+
+
+def _text_plan(texts: Sequence[str], tokens: Tokens) -> _TextPlan:
+    text_key = {t: token_key(ids) for t, ids in zip(texts, tokens.ids)}
+    over = frozenset(t for t, o in zip(texts, tokens.overlength) if o)
+    distinct_ids = {}
+    for t, ids in zip(texts, tokens.ids):
+        distinct_ids.setdefault(text_key[t], ids)
+    work = sorted(distinct_ids, key=lambda k: (len(distinct_ids[k]), distinct_ids[k]))
+    return _TextPlan(text_key, over, distinct_ids, work)
+
+
 # ------------------------------------------------------------------------------ the engine
 
 @dataclass
@@ -650,12 +1094,21 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         precision: str = "fp32", image_batch_size: int = 256, text_batch_size: int = 512,
         num_workers: int = 0, length_cut: bool = True, truncation: str = "keep_eot",
         skip_missing_images: bool = False, skip_bad_boxes: bool = False, progress: bool = False,
-        shard_batches: int = 8) -> EngineResult:
-    """Encode what ``queries`` need (once each, cached) and score every query's candidates."""
+        shard_batches: int = 8, shared: SharedInputs | None = None) -> EngineResult:
+    """Encode what ``queries`` need (once each, cached) and score every query's candidates.
+
+    ``shared`` (one :class:`SharedInputs` for several runs on the same queries) lets later runs reuse
+    the decoded, resized crops and the token ids of earlier ones; the results are the same either way.
+    """
+    from ..models import fast_tokenizer
     t0 = time.perf_counter()
     check_weights(loaded, precision)
+    if truncation not in TRUNCATIONS:
+        raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
     fp = model_fingerprint(loaded, precision, length_cut, truncation)
     root = Path(cache_dir) / fp if cache_dir is not None else None
+    # one run's own SharedInputs keeps no crops: each is encoded once anyway
+    shared = shared if shared is not None else SharedInputs(max_crop_bytes=0)
     skipped: list[tuple[Query, str]] = []
 
     # -- images: distinct (image id, box); missing files are an error unless skipped explicitly
@@ -681,36 +1134,62 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     crop_key_list = [crop_keys[c] for c in crops]
     image_store = EmbeddingStore(root / store_name("images", image_batch_size) if root else None)
 
+    # -- texts: tokenized in a thread while the crops encode (the fast tokenizer is plain Python and the
+    #    crops are read by worker processes); captions of queries dropped for their crop are tokenized
+    #    too, which changes no other caption's ids
+    tokenizer = loaded.tokenizer
+    token_policy = "keep_eot" if truncation == "error" else truncation
+    token_workers = max(num_workers, min(8, available_cores()))
+    all_texts = sorted({c for q in kept for c in q.candidates})
+    pool = future = None
+    if fast_tokenizer.supports(tokenizer) and shared.plan_key(tokenizer, all_texts, token_policy) not in shared.plans:
+        import concurrent.futures
+        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="crepe-tokenize")
+        future = pool.submit(shared._tokens_and_source, tokenizer, all_texts, token_policy, 0, cache_dir)
+
     crop_problems: dict[tuple, tuple[str, str]] = {}     # (image id, box) → (kind, reason)
+    counts = {"images_encoded": 0, "texts_encoded": 0}
+    pipeline = CropPipeline(loaded, num_workers, shared)
 
     def compute_crops(pos):
         items = [(str(image_index.path(crops[p][0])), crops[p][1]) for p in pos]
-        emb, problems = encode_crops(loaded, items, image_batch_size, precision, num_workers, progress)
+        emb, problems = encode_crops(loaded, items, image_batch_size, precision, num_workers, progress,
+                                     pipeline=pipeline)
         crop_problems.update({crops[pos[j]]: why for j, why in problems.items()})
         counts["images_encoded"] += len(pos)
         return emb
-    counts = {"images_encoded": 0, "texts_encoded": 0}
     t_img = time.perf_counter()
-    _fill(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches, image_batch_size)
+    try:
+        _fill(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches, image_batch_size)
+    finally:
+        pipeline.close()
+        if pool is not None:
+            pool.shutdown(wait=False)
     t_img = time.perf_counter() - t_img
     if crop_problems:
         kept, dropped = _drop_unusable_crops(kept, crop_problems, image_index, skip_missing_images, skip_bad_boxes)
         skipped.extend(dropped)
 
     # -- texts: distinct by token ids, sorted by length for cutting
-    texts = sorted({c for q in kept for c in q.candidates})
     t_tok = time.perf_counter()
-    # tokenizing is a phase of its own (nothing else runs), so it may use every core
-    tokens = tokenize_parallel(loaded.tokenizer, texts, "keep_eot" if truncation == "error" else truncation,
-                               max(num_workers, min(8, os.cpu_count() or 1)))
-    text_key = {t: token_key(ids) for t, ids in zip(texts, tokens.ids)}
-    over = {t for t, o in zip(texts, tokens.overlength) if o}
+    texts = sorted({c for q in kept for c in q.candidates})
+    key = shared.plan_key(tokenizer, texts, token_policy)
+    plan, token_source = shared.plans.get(key) if key is not None else None, "memory"
+    if plan is None:
+        if future is not None:
+            tokens, token_source = future.result()
+            if len(texts) != len(all_texts):
+                row = {t: i for i, t in enumerate(all_texts)}
+                pick = [row[t] for t in texts]
+                tokens = Tokens([tokens.ids[i] for i in pick], tokens.overlength[pick], tokens.context_length)
+        else:
+            tokens, token_source = shared._tokens_and_source(tokenizer, texts, token_policy, token_workers, cache_dir)
+        plan = _text_plan(texts, tokens)
+        if key is not None:
+            shared.plans[key] = plan
+    text_key, over, distinct_ids, work = plan.text_key, plan.over, plan.distinct_ids, plan.work
     if over and truncation == "error":
-        raise DataError(_overlength_message(kept, over, tokens.context_length))
-    distinct_ids = {}
-    for t, ids in zip(texts, tokens.ids):
-        distinct_ids.setdefault(text_key[t], ids)
-    work = sorted(distinct_ids, key=lambda k: (len(distinct_ids[k]), distinct_ids[k]))
+        raise DataError(_overlength_message(kept, over, int(tokenizer.context_length)))
     text_store = EmbeddingStore(root / store_name("texts", text_batch_size) if root else None)
     t_tok = time.perf_counter() - t_tok
     t_txt = time.perf_counter()
@@ -746,6 +1225,8 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         # what this run found in the cache: run-specific (RUN_STATS), unlike everything above
         "run_n_crops_encoded": counts["images_encoded"], "run_n_texts_encoded": counts["texts_encoded"],
         "run_n_damaged_cache_shards": len(image_store.damaged) + len(text_store.damaged),
+        "run_n_crops_read": pipeline.counts["read"], "run_n_crops_shared": pipeline.counts["shared"],
+        "run_tokens_from": token_source,
         "length_cut": bool(length_cut and _cut_text_forward(loaded.model) is not None),
         "fp32_precision": _settings_in_effect(precision, loaded.device),
         **({"fp16_weights": getattr(loaded.model, "crepe_fp16_weights", None)} if precision == "fp16-weights" else {}),
