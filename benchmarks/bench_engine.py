@@ -109,7 +109,7 @@ def naive(loaded, queries, image_dir: Path) -> float:
     """The official protocol's shape: one query at a time, its own crop and captions."""
     import torch
     import torch.nn.functional as F
-    from crepe_utils.engine.core import precision_context
+    from crepe_utils.engine.precisions import precision_context
     from crepe_utils.crepe.images import ImageIndex, load_crop
     index = ImageIndex(image_dir)
     t0 = time.perf_counter()
@@ -127,16 +127,16 @@ def floor(loaded, queries, image_dir: Path) -> tuple[float, float, float]:
     """Encoder forward time alone on the distinct crops and captions (inputs prepared beforehand):
     (images, texts at 77 tokens, texts length-cut)."""
     import torch
-    from crepe_utils.engine import core as engine
+    from crepe_utils.engine import precisions, tokenizing, core as engine
     from crepe_utils.crepe.images import ImageIndex, load_crop
     index = ImageIndex(image_dir)
     crops = sorted({(q.image_id, q.box) for q in queries})
     pixels = torch.stack([loaded.preprocess(load_crop(index.path(i), b)) for i, b in crops])
     texts = sorted({c for q in queries for c in q.candidates})
-    ids = engine.tokenize(loaded.tokenizer, texts).ids
+    ids = tokenizing.tokenize(loaded.tokenizer, texts).ids
     ids = sorted(set(ids), key=lambda t: (len(t), t))
     times = []
-    with torch.inference_mode(), engine.precision_context(ARGS.precision, loaded.device):
+    with torch.inference_mode(), precisions.precision_context(ARGS.precision, loaded.device):
         sync()
         t0 = time.perf_counter()
         for s in range(0, len(pixels), ARGS.image_batch):
@@ -165,7 +165,7 @@ def floor(loaded, queries, image_dir: Path) -> tuple[float, float, float]:
 def serial_work(loaded, queries, image_dir: Path) -> dict:
     """CPU seconds of the work no engine can skip: decode each distinct image once, crop and
     preprocess each distinct crop once, tokenize each distinct caption once (one core, no model)."""
-    from crepe_utils.engine import core as engine
+    from crepe_utils.engine import tokenizing
     from crepe_utils.crepe.images import ImageIndex
     from crepe_utils.engine.images import crop, open_rgb
     index = ImageIndex(image_dir)
@@ -183,7 +183,7 @@ def serial_work(loaded, queries, image_dir: Path) -> dict:
         t_prep += time.perf_counter() - t1
     texts = sorted({c for q in queries for c in q.candidates})
     t0 = time.perf_counter()
-    engine.tokenize(loaded.tokenizer, texts)
+    tokenizing.tokenize(loaded.tokenizer, texts)
     return {"decode_s": t_decode, "preprocess_s": t_prep, "tokenize_s": time.perf_counter() - t0}
 
 

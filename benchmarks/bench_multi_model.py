@@ -11,7 +11,7 @@ squash). With tiny models the encoders are nearly free, so what is measured is t
 that a multi-model run can share: decoding, cropping and resizing, tokenizing.
 
 Printed: the wall and CPU time (this process and its workers) of each model's ``engine.run`` alone (no cache) and in one run sharing an
-``engine.SharedInputs`` (``expect`` announces C's preprocessing before A runs, so A's decodes serve
+``shared_inputs.SharedInputs`` (``expect`` announces C's preprocessing before A runs, so A's decodes serve
 all three), the totals and their ratio, and whether every model's scores are bit-identical both ways.
 """
 from __future__ import annotations
@@ -66,6 +66,7 @@ def make_models(workdir: Path, device: str) -> dict:
 
 def main() -> None:
     import torch
+    from crepe_utils.engine import shared_inputs
     from crepe_utils.engine import core as engine
     from crepe_utils import paths
     from crepe_utils.crepe.images import ImageIndex
@@ -98,7 +99,7 @@ def main() -> None:
         for name, (t, res, c) in alone.items():
             print(f"  alone     {name}: {t:7.2f} s, CPU {c:7.2f} s  ({res.stats['n_distinct_crops']:,} crops, "
                   f"{res.stats['n_distinct_texts']:,} texts)", flush=True)
-        shared = engine.SharedInputs()
+        shared = shared_inputs.SharedInputs()
         shared.expect(*(m.preprocess for m in models.values()))
         together = {name: timed(m, shared) for name, m in models.items()}
         for name, (t, res, c) in together.items():

@@ -16,7 +16,7 @@ are the process's CPU time, which leaves out waiting for a core; wall-clock rati
 beside them.
 
 Printed: captions/s of each, their ratio (target ≥ 10×), the ratio within each round, the time of
-``engine.tokenize`` on top of the fast path, and the number of captions whose ids differ from the
+``tokenizing.tokenize`` on top of the fast path, and the number of captions whose ids differ from the
 reference (target 0): raw ids, and after the context-length cut of open_clip's own call.
 """
 from __future__ import annotations
@@ -73,7 +73,7 @@ def reference_encode(tokenizer, texts):
 
 def main() -> None:
     import open_clip
-    from crepe_utils.engine import core as engine
+    from crepe_utils.engine import tokenizing
     from crepe_utils.models import fast_tokenizer
     from crepe_utils import paths
 
@@ -106,7 +106,7 @@ def main() -> None:
     expected, got = out["reference"], out["fast"]
 
     tok = open_clip.get_tokenizer(ARGS.model)
-    engine_cpu, engine_wall, tokens = timed(engine.tokenize, tok, texts, "keep_eot")
+    engine_cpu, engine_wall, tokens = timed(tokenizing.tokenize, tok, texts, "keep_eot")
     ctx, sot, eot = int(tok.context_length), tok.sot_token_id, tok.eot_token_id
     # open_clip's own call: start, ids, end; over the context length cut to it, the last one the end token
     wanted = [[sot] + e + [eot] for e in expected]
@@ -134,7 +134,7 @@ def main() -> None:
     print(f"ratio, best against best                     {row['ratio_best_cpu']:10.1f}×   (target ≥ 10×; "
           f"wall clock {row['ratio_best_wall']:.1f}×)")
     print(f"ratio within each round                      {'  '.join(f'{x:.1f}×' for x in row['ratio_per_round_cpu'])}")
-    print(f"engine.tokenize (keep_eot) on the fast path  {engine_cpu:10.2f} s CPU  ({row['n_overlength']} over-long)")
+    print(f"tokenizing.tokenize (keep_eot) on the fast path  {engine_cpu:10.2f} s CPU  ({row['n_overlength']} over-long)")
     print(f"captions with differing ids                  {differ_raw:10d}     (target 0)")
     print(f"  after open_clip's context-length cut       {differ_cut:10d}")
     if ARGS.json:

@@ -136,7 +136,7 @@ def flops_per_item(loaded, text_len: int) -> tuple[float, float]:
 def measured_peak(device, precision: str, n: int = 8192) -> float:
     """FLOP/s of a large square matmul at ``precision`` on ``device`` (a practical peak)."""
     import torch
-    from crepe_utils.engine.core import precision_context
+    from crepe_utils.engine.precisions import precision_context
     if device.type == "cpu":
         n = 1024
     dtype = torch.float16 if precision == "fp16-weights" else torch.float32     # fp16 weights: fp16 matmuls
@@ -155,21 +155,21 @@ def measured_peak(device, precision: str, n: int = 8192) -> float:
 
 
 def measure(loaded, queries, image_dir: Path, precision: str, workers: int) -> dict:
-    from crepe_utils.engine import core as engine
+    from crepe_utils.engine import encoders, tokenizing, core as engine
     from crepe_utils.crepe.images import ImageIndex
     index = ImageIndex(image_dir)
     crops = sorted({(q.image_id, q.box) for q in queries})
     items = [(str(index.path(i)), b) for i, b in crops]
     texts = sorted({c for q in queries for c in q.candidates})
-    ids = sorted(set(engine.tokenize(loaded.tokenizer, texts).ids), key=lambda t: (len(t), t))
-    engine.encode_token_ids(loaded, ids[:64], precision=precision)          # warm-up (kernels, allocator)
+    ids = sorted(set(tokenizing.tokenize(loaded.tokenizer, texts).ids), key=lambda t: (len(t), t))
+    encoders.encode_token_ids(loaded, ids[:64], precision=precision)          # warm-up (kernels, allocator)
     sync(loaded.device)
     t0 = time.perf_counter()
-    engine.encode_crops(loaded, items, precision=precision, num_workers=workers)
+    encoders.encode_crops(loaded, items, precision=precision, num_workers=workers)
     sync(loaded.device)
     t_img = time.perf_counter() - t0
     t0 = time.perf_counter()
-    engine.encode_token_ids(loaded, ids, precision=precision)
+    encoders.encode_token_ids(loaded, ids, precision=precision)
     sync(loaded.device)
     t_txt = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -1,4 +1,5 @@
-"""``make check`` and the notebooks list the same claims: each topic is assembled once (claims/topics.py).
+"""``make check`` and the notebooks list the same claims: each topic is assembled once (claims/topics.py,
+claims/winoground.py).
 
 Would notice: a claim added to a notebook's check cell but not to ``make check`` (or the reverse), a
 check cell that calls check functions itself, and a check function that no topic calls.
@@ -25,13 +26,13 @@ def topic_rows(data_dir, results_dir) -> dict[str, list]:
             "systematicity": topics.systematicity_checks(results_dir, report, data_dir),
             "productivity": topics.productivity_checks(results_dir),
             "r2": topics.r2_checks(results_dir),
-            "winoground": topics.winoground_checks(results_dir)}
+            "winoground": winoground_claims.winoground_checks(results_dir)}
 
 
 def assert_make_check_is_the_topics(data_dir, results_dir):
     everything = aggregate.run_all(data_dir=data_dir, results_dir=results_dir)
     by_topic = topic_rows(data_dir, results_dir)
-    assert set(by_topic) == set(topics.TOPICS)
+    assert set(by_topic) == set(aggregate.TOPICS)
     # the same rows (claim, paper, ours, status, detail), each as often ...
     assert Counter(everything) == Counter(row for rows in by_topic.values() for row in rows)
     # ... and within each topic in the notebook's order
@@ -61,7 +62,7 @@ def test_make_check_is_the_topics_with_evaluated_results_and_files_that_are_not_
 
 def test_make_check_order_lists_every_section_once():
     assert len(set(aggregate.MAKE_CHECK_ORDER)) == len(aggregate.MAKE_CHECK_ORDER)
-    assert {topic for topic, _ in aggregate.MAKE_CHECK_ORDER} == set(topics.TOPICS)
+    assert {topic for topic, _ in aggregate.MAKE_CHECK_ORDER} == set(aggregate.TOPICS)
 
 
 def test_make_check_refuses_a_section_missing_from_its_order(monkeypatch, tmp_path):
@@ -88,9 +89,9 @@ def _called(tree: ast.AST) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("topic", sorted(topics.TOPICS))
+@pytest.mark.parametrize("topic", sorted(aggregate.TOPICS))
 def test_each_notebook_check_cell_calls_its_topic(topic):
-    _, checks_function, notebook = topics.TOPICS[topic]
+    _, checks_function, notebook = aggregate.TOPICS[topic]
     cells = _code_cells(notebook)
     assert checks_function.__name__ in _called(cells[-1]), f"{notebook}: its last cell does not call topics.{checks_function.__name__}"
     claim_functions = {name for _, name in _check_functions().values()} | {"data_checks"}
@@ -124,6 +125,6 @@ def test_every_check_function_is_called_by_a_topic(shared_crepe, shared_winogrou
     topics.systematicity_checks(results_dir, data_dir=shared_crepe)
     topics.productivity_checks(results_dir)
     topics.r2_checks(results_dir)
-    topics.winoground_checks(data_dir=shared_winoground)
+    winoground_claims.winoground_checks(data_dir=shared_winoground)
     assert len(_check_functions()) >= 17              # 10 of CREPE, 7 of Winoground today: the finder sees them
     assert sorted(set(_check_functions()) - called) == []

@@ -19,6 +19,7 @@ import pytest
 
 import helpers
 from crepe_utils import atomic
+from crepe_utils.engine import embedding_cache
 from crepe_utils.engine import core as engine
 from crepe_utils.crepe import evaluation
 from crepe_utils.results import store as results
@@ -134,7 +135,7 @@ def test_two_processes_share_one_cache(tiny_model, crash_root, clean, tmp_path):
     assert _shards(cache, "images") == _shards(clean_cache, "images")
     assert not [p for p in cache.rglob("*") if p.name.startswith(".")]
     fp_dir = next(cache.rglob("texts-b16"))
-    store = engine.EmbeddingStore(fp_dir)
+    store = embedding_cache.EmbeddingStore(fp_dir)
     assert not store.damaged and len(store) == len(helpers.reference_text_work(crash_root[0], (4, 5)))
 
 
@@ -151,10 +152,10 @@ def test_damaged_shards_are_reported_and_recomputed(tiny_model, crash_root, clea
     data[-4000] ^= 0x01                                       # one bit of one embedding (16 kB before the end)
     flipped.write_bytes(bytes(data))
     garbage.write_bytes(b"not a shard")
-    with pytest.warns(engine.CacheWarning) as caught:
+    with pytest.warns(embedding_cache.CacheWarning) as caught:
         _evaluate(tiny_model, crash_root, tmp_path / "out", cache)
     named = {Path(str(w.message).split(" is damaged")[0].split("shard ", 1)[1]) for w in caught
-             if w.category is engine.CacheWarning}
+             if w.category is embedding_cache.CacheWarning}
     assert named == {truncated, flipped, garbage}
     assert _files(tmp_path / "out") == _files(clean[0])
     manifest = results.load_manifest(next((tmp_path / "out").rglob("manifest.json")).parent)
@@ -183,20 +184,20 @@ def test_other_batch_sizes_never_mix_with_a_resumed_cache(tiny_model, crash_root
 
 
 def test_fingerprint_covers_what_changes_bytes(loaded_tiny, monkeypatch):
-    base = engine.model_fingerprint(loaded_tiny, "fp32", True, "keep_eot")
-    assert engine.model_fingerprint(loaded_tiny, "fp32", True, "keep_eot") == base
+    base = embedding_cache.model_fingerprint(loaded_tiny, "fp32", True, "keep_eot")
+    assert embedding_cache.model_fingerprint(loaded_tiny, "fp32", True, "keep_eot") == base
     for changed in [("bf16", True, "keep_eot"), ("fp32", False, "keep_eot"), ("fp32", True, "official")]:
-        assert engine.model_fingerprint(loaded_tiny, *changed) != base, changed
+        assert embedding_cache.model_fingerprint(loaded_tiny, *changed) != base, changed
     import torch
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(threads + 1)
-        assert engine.model_fingerprint(loaded_tiny, "fp32", True, "keep_eot") != base
+        assert embedding_cache.model_fingerprint(loaded_tiny, "fp32", True, "keep_eot") != base
     finally:
         torch.set_num_threads(threads)
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX2-elsewhere")
-    assert engine.model_fingerprint(loaded_tiny, "fp32", True, "keep_eot") != base
-    assert engine.store_name("texts", 16) != engine.store_name("texts", 32)
+    assert embedding_cache.model_fingerprint(loaded_tiny, "fp32", True, "keep_eot") != base
+    assert embedding_cache.store_name("texts", 16) != embedding_cache.store_name("texts", 32)
 
 
 def test_shard_size_and_workers_do_not_change_bytes(loaded_tiny, crash_root, tmp_path):

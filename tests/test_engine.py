@@ -9,6 +9,8 @@ import pytest
 
 import helpers
 from crepe_utils.crepe import queries as D
+from crepe_utils.engine import encoders
+from crepe_utils.engine import tokenizing
 from crepe_utils.engine import core as engine
 from crepe_utils.crepe import evaluation
 from crepe_utils.results import store as results
@@ -112,38 +114,38 @@ def test_length_cut_keeps_every_rank(loaded_tiny, synthetic_root):
     a, b = evaluation.per_query_table(cut), evaluation.per_query_table(full)
     assert a["rank"].tolist() == b["rank"].tolist()
     texts = sorted({c for q in qs for c in q.candidates})
-    ea = engine.encode_texts(loaded_tiny, texts, length_cut=True)
-    eb = engine.encode_texts(loaded_tiny, texts, length_cut=False)
+    ea = encoders.encode_texts(loaded_tiny, texts, length_cut=True)
+    eb = encoders.encode_texts(loaded_tiny, texts, length_cut=False)
     assert np.abs(ea - eb).max() < 1e-5
 
 
 def test_tokenize_matches_open_clip_and_truncation_policies(loaded_tiny):
     tok = loaded_tiny.tokenizer
     texts = ["a red dog on a table", "Two  CATS under the chair."]
-    ours = engine.tokenize(tok, texts)
+    ours = tokenizing.tokenize(tok, texts)
     theirs = tok(texts).numpy()
     for ids, row in zip(ours.ids, theirs):
         assert list(ids) == row[:len(ids)].tolist() and not row[len(ids):].any()
     long = " ".join(["word"] * 100)
-    keep = engine.tokenize(tok, [long], "keep_eot")
-    official = engine.tokenize(tok, [long], "official")
+    keep = tokenizing.tokenize(tok, [long], "keep_eot")
+    official = tokenizing.tokenize(tok, [long], "official")
     assert keep.overlength[0] and len(keep.ids[0]) == 77 and keep.ids[0][-1] == tok.eot_token_id
     assert official.ids[0][-1] != tok.eot_token_id and len(official.ids[0]) == 77
     assert list(keep.ids[0]) == tok([long])[0].tolist()       # keep_eot is open_clip's behaviour
     with pytest.raises(D.DataError, match="over the context length"):
-        engine.tokenize(tok, [long], "error")
+        tokenizing.tokenize(tok, [long], "error")
 
 
 def test_parallel_tokenization_equals_serial_in_order(loaded_tiny):
     tok = loaded_tiny.tokenizer
     texts = [f"{n} {colour} dogs on a table" for n in range(40) for colour in ("red", "blue", "Green")]
     texts.insert(57, " ".join(["word"] * 100))                 # an over-long one inside a middle chunk
-    serial = engine.tokenize(tok, texts)
-    parallel = engine.tokenize_parallel(tok, texts, num_workers=2, chunk=16)
+    serial = tokenizing.tokenize(tok, texts)
+    parallel = tokenizing.tokenize_parallel(tok, texts, num_workers=2, chunk=16)
     assert parallel.ids == serial.ids
     assert parallel.overlength.tolist() == serial.overlength.tolist() and parallel.overlength[57]
     with pytest.raises(D.DataError, match="over the context length"):   # a worker's error reaches the caller
-        engine.tokenize_parallel(tok, texts, "error", num_workers=2, chunk=16)
+        tokenizing.tokenize_parallel(tok, texts, "error", num_workers=2, chunk=16)
 
 
 def test_overlength_captions_are_counted(loaded_tiny, synthetic_root):
@@ -201,7 +203,7 @@ def test_resume_after_crash_gives_identical_files(tiny_model, synthetic_root, tm
     _evaluate(tiny_model, synthetic_root, tmp_path / "clean", tmp_path / "cache-clean", text_batch_size=16)
     work = helpers.reference_text_work(synthetic_root[0])
     assert len(work) == 214                                            # 16-text batches, 8 per shard: 128 + 86
-    real_texts, real_crops = engine.encode_token_ids, engine.encode_crops
+    real_texts, real_crops = encoders.encode_token_ids, encoders.encode_crops
     calls = {"n": 0}
 
     def crash_on_second_shard(*args, **kwargs):

@@ -18,7 +18,8 @@ from PIL import Image
 
 import family_fixtures
 import helpers
-from crepe_utils.engine import core as engine
+from crepe_utils.engine import encoders
+from crepe_utils.engine import tokenizing
 from crepe_utils import models
 from crepe_utils.models import registry
 from crepe_utils.errors import ModelError
@@ -105,7 +106,7 @@ def test_cyclip_embeddings_equal_openai_clip_built_as_cyclip_does(cyclip_checkpo
 
 def test_cyclip_tokenization_is_the_official_cut_without_end_token(loaded_cyclip):
     assert loaded_cyclip.spec.truncation == "official"
-    tokens = engine.tokenize(loaded_cyclip.tokenizer, TEXTS, loaded_cyclip.spec.truncation)
+    tokens = tokenizing.tokenize(loaded_cyclip.tokenizer, TEXTS, loaded_cyclip.spec.truncation)
     rows = _cyclip_token_rows(TEXTS)
     for ids, row in zip(tokens.ids, rows):
         assert list(ids) == row[:len(ids)].tolist() and not row[len(ids):].any()
@@ -224,7 +225,7 @@ def test_albef_embeddings_equal_a_plain_torch_forward(albef_checkpoint, loaded_a
         with_fusion = albef_reference_text(sd, rows, family_fixtures.ALBEF_TINY["text_layers"] + 1)
     assert torch.allclose(ours_t, ref_t, atol=1e-5, rtol=0) and torch.allclose(ours_i, ref_i, atol=1e-5, rtol=0)
     assert (with_fusion - ref_t).abs().max() > 1e-3            # running a fusion layer would be seen
-    ids = engine.tokenize(loaded_albef.tokenizer, TEXTS, loaded_albef.spec.truncation).ids
+    ids = tokenizing.tokenize(loaded_albef.tokenizer, TEXTS, loaded_albef.spec.truncation).ids
     assert [list(i) for i in ids] == [r[r != 0].tolist() for r in rows]   # [CLS] … [SEP], as the script
 
 
@@ -259,9 +260,9 @@ def test_albef_preprocessing_is_the_scripts_square_bicubic_resize(loaded_albef):
 
 
 def test_albef_length_cutting_is_exact(loaded_albef):
-    assert engine._cut_text_forward(loaded_albef.model) is not None
-    cut = engine.encode_texts(loaded_albef, TEXTS, length_cut=True)
-    full = engine.encode_texts(loaded_albef, TEXTS, length_cut=False)
+    assert encoders.cut_text_forward(loaded_albef.model) is not None
+    cut = encoders.encode_texts(loaded_albef, TEXTS, length_cut=True)
+    full = encoders.encode_texts(loaded_albef, TEXTS, length_cut=False)
     assert np.abs(cut - full).max() < 1e-6
 
 
@@ -290,8 +291,8 @@ def test_flava_embeddings_equal_torchmultimodal(flava_checkpoint, loaded_flava, 
         attended = official.encode_text(rows, text_mask=torch.ones_like(rows), projection=True)[1]
     assert torch.allclose(ours_t, ref_t, atol=1e-5, rtol=0) and torch.allclose(ours_i, ref_i, atol=1e-5, rtol=0)
     assert (attended - ref_t).abs().max() > 1e-3        # padding is masked: attending to it would be seen
-    cut = engine.encode_texts(loaded_flava, TEXTS, length_cut=True)
-    full = engine.encode_texts(loaded_flava, TEXTS, length_cut=False)
+    cut = encoders.encode_texts(loaded_flava, TEXTS, length_cut=True)
+    full = encoders.encode_texts(loaded_flava, TEXTS, length_cut=False)
     assert np.abs(cut - full).max() < 1e-6
 
 
@@ -337,11 +338,11 @@ def test_hf_clip_equals_the_transformers_pipeline(hf_clip_folder, loaded_hf_clip
         ref_t = F.normalize(model.get_text_features(**batch).pooler_output, dim=-1).numpy()
         ref_i = F.normalize(model.get_image_features(**proc(images=_images(), return_tensors="pt")).pooler_output,
                             dim=-1).numpy()
-    ours_t = engine.encode_texts(loaded_hf_clip, texts)
-    ours_i = engine.encode_images(loaded_hf_clip, _images())
+    ours_t = encoders.encode_texts(loaded_hf_clip, texts)
+    ours_i = encoders.encode_images(loaded_hf_clip, _images())
     assert np.abs(ours_t - ref_t).max() < 1e-5 and np.abs(ours_i - ref_i).max() < 1e-5
     openai = SimpleTokenizer()                                   # HF's CLIP tokenizer is OpenAI's BPE
-    assert [list(i) for i in engine.tokenize(loaded_hf_clip.tokenizer, texts).ids] == \
+    assert [list(i) for i in tokenizing.tokenize(loaded_hf_clip.tokenizer, texts).ids] == \
         [[49406] + openai.encode(t) + [49407] for t in texts]
     assert loaded_hf_clip.spec.quick_gelu is True and loaded_hf_clip.spec.family == "hf_clip"
     assert loaded_hf_clip.spec.checkpoint_sha256 == hashlib.sha256(

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from crepe_utils.crepe import queries as D
+from crepe_utils.engine import tokenizing
 from crepe_utils.engine import core as engine
 from crepe_utils.models import fast_tokenizer
 
@@ -154,7 +155,7 @@ def test_a_case_keeping_tokenizer_really_differs_from_the_fast_path():
     assert SimpleTokenizer(clean="whitespace").encode("A Red DOG") != SimpleTokenizer().encode("A Red DOG")
 
 
-# ------------------------------------------------------------------ engine.tokenize on top of it
+# ------------------------------------------------------------------ tokenizing.tokenize on top of it
 
 def test_engine_tokenize_at_the_context_length_under_each_policy(reference, fast_tok):
     ctx = int(fast_tok.context_length)
@@ -166,29 +167,29 @@ def test_engine_tokenize_at_the_context_length_under_each_policy(reference, fast
     assert [len(f) for f in full[:6]] == list(range(ctx - 2, ctx + 4))
     assert [len(f) > ctx for f in full[:6]] == [False, False, False, True, True, True]
 
-    keep = engine.tokenize(fast_tok, texts, "keep_eot")
+    keep = tokenizing.tokenize(fast_tok, texts, "keep_eot")
     padded = reference(texts).numpy()                          # open_clip's own call: cut, end with the end token
     for ids, row in zip(keep.ids, padded):
         assert list(ids) == np.trim_zeros(row, "b").tolist()
     assert keep.overlength.tolist() == [len(f) > ctx for f in full]
 
-    official = engine.tokenize(fast_tok, texts, "official")    # cut at the context length, end token lost
+    official = tokenizing.tokenize(fast_tok, texts, "official")    # cut at the context length, end token lost
     assert [list(i) for i in official.ids] == [f[:ctx] for f in full]
     assert official.overlength.tolist() == keep.overlength.tolist()
 
     fits = [t for t, f in zip(texts, full) if len(f) <= ctx]
-    assert [list(i) for i in engine.tokenize(fast_tok, fits, "error").ids] == [f for f in full if len(f) <= ctx]
+    assert [list(i) for i in tokenizing.tokenize(fast_tok, fits, "error").ids] == [f for f in full if len(f) <= ctx]
     with pytest.raises(D.DataError, match="over the context length"):
-        engine.tokenize(fast_tok, texts, "error")
+        tokenizing.tokenize(fast_tok, texts, "error")
 
 
 def test_tokenize_parallel_keeps_workers_for_other_tokenizers(reference):
     tok = _Subclassed()
     texts = [f"{n} {colour} dogs on a table" for n in range(40) for colour in ("red", "Blue", "café")]
-    parallel = engine.tokenize_parallel(tok, texts, num_workers=2, chunk=16)
+    parallel = tokenizing.tokenize_parallel(tok, texts, num_workers=2, chunk=16)
     assert [list(i) for i in parallel.ids] == [[tok.sot_token_id] + reference.encode(t) + [tok.eot_token_id]
                                                for t in texts]
-    fast = engine.tokenize_parallel(open_clip.get_tokenizer("ViT-B-32"), texts, num_workers=2, chunk=16)
+    fast = tokenizing.tokenize_parallel(open_clip.get_tokenizer("ViT-B-32"), texts, num_workers=2, chunk=16)
     assert fast.ids == parallel.ids
 
 
@@ -222,7 +223,7 @@ def test_every_real_productivity_caption_matches_reference(shared_crepe, referen
     assert sum(a != b for a, b in zip(got, expected)) == 0 and len(got) == len(expected)
     assert sum(map(fast_tokenizer.is_plain, texts)) > 0.99 * len(texts)   # the fast path carries nearly all
     ctx = int(fast_tok.context_length)
-    keep = engine.tokenize(fast_tok, texts, "keep_eot")
+    keep = tokenizing.tokenize(fast_tok, texts, "keep_eot")
     for ids, body in zip(keep.ids, expected):
         full = [fast_tok.sot_token_id] + body + [fast_tok.eot_token_id]
         assert list(ids) == (full if len(full) <= ctx else full[:ctx - 1] + [fast_tok.eot_token_id])

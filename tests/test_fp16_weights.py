@@ -12,7 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import family_fixtures  # noqa: E402
 
-from crepe_utils.engine import core as engine
+from crepe_utils.engine import embedding_cache
+from crepe_utils.engine import precisions
 from crepe_utils.crepe import evaluation  # noqa: E402
 from crepe_utils.errors import ModelError  # noqa: E402
 from crepe_utils.models import load_model  # noqa: E402
@@ -77,7 +78,7 @@ def test_forward_equals_openai_clip_in_fp16(kind):
     text[:, 1:6] = torch.randint(1, 40000, (3, 5), generator=torch.Generator().manual_seed(2))
     with torch.inference_mode():
         ref_i, ref_t = ref.encode_image(pixels), ref.encode_text(text)      # casts pixels itself
-        our_i = ours.encode_image(pixels.to(engine._pixel_dtype("fp16-weights")))
+        our_i = ours.encode_image(pixels.to(precisions.pixel_dtype("fp16-weights")))
         our_t = ours.encode_text(text)
     assert ref_i.dtype == our_i.dtype == torch.float16
     assert torch.equal(ref_i, our_i) and torch.equal(ref_t, our_t)
@@ -123,8 +124,8 @@ def test_evaluate_records_fp16_weights(tiny_model, synthetic_root, tmp_path):
 
 
 def test_fingerprint_differs_from_every_other_precision(loaded_tiny):
-    fps = {p: engine.model_fingerprint(loaded_tiny, p, True, "keep_eot") for p in engine.PRECISIONS}
-    assert len(set(fps.values())) == len(engine.PRECISIONS)
+    fps = {p: embedding_cache.model_fingerprint(loaded_tiny, p, True, "keep_eot") for p in precisions.PRECISIONS}
+    assert len(set(fps.values())) == len(precisions.PRECISIONS)
 
 
 def test_weights_and_precision_must_agree(tiny_model, synthetic_root, tmp_path, loaded_tiny, capsys):

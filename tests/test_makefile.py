@@ -61,7 +61,7 @@ def test_a_notebook_depends_on_what_its_imports_reach():
 def test_the_toy_stamp_depends_on_the_toy_pipeline_only():
     variables = notebooks.make_variables([str(NOTEBOOKS / "06_toy_world.ipynb")])
     toy = dict(line.split(" := ") for line in variables.splitlines()[1:])["TOY_SOURCES"].split()
-    assert {"crepe_utils/toy/train.py", "crepe_utils/toy/pipeline.py", "crepe_utils/engine/core.py"} <= set(toy)
+    assert {"crepe_utils/toy/train.py", "crepe_utils/toy/pipeline.py", "crepe_utils/engine/core.py", "crepe_utils/engine/encoders.py"} <= set(toy)
     assert not any(p.startswith(("crepe_utils/analysis/", "crepe_utils/site/", "crepe_utils/claims/")) for p in toy)
 
 

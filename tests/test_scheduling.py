@@ -175,7 +175,7 @@ def test_jobs_are_failed_not_awaited_when_every_worker_dies():
 # ------------------------------------------------------------------------------ one cache, several writers
 
 def _write_same_shard(root, barrier, rounds, queue):
-    from crepe_utils.engine.core import EmbeddingStore
+    from crepe_utils.engine.embedding_cache import EmbeddingStore
     keys = [f"k{i}" for i in range(64)]
     emb = np.random.default_rng(0).standard_normal((64, 512)).astype(np.float32)
     barrier.wait()
@@ -189,7 +189,7 @@ def _write_same_shard(root, barrier, rounds, queue):
 
 
 def test_concurrent_writers_of_one_shard_never_damage_it(tmp_path):
-    from crepe_utils.engine.core import EmbeddingStore, shard_digest
+    from crepe_utils.engine.embedding_cache import EmbeddingStore, shard_digest
     ctx = multiprocessing.get_context("spawn")
     barrier, queue = ctx.Barrier(2), ctx.Queue()
     procs = [ctx.Process(target=_write_same_shard, args=(tmp_path, barrier, 150, queue)) for _ in range(2)]

@@ -8,7 +8,7 @@ import pytest
 
 from crepe_utils.cli import build_parser, main
 from crepe_utils.crepe import evaluation
-from crepe_utils.engine import core as engine
+from crepe_utils.engine import precisions
 from crepe_utils.crepe.settings import EvaluationSettings, SettingsError, from_args
 from crepe_utils.errors import CrepeError
 
@@ -70,7 +70,7 @@ def test_defaults_are_the_documented_ones():
     ({"num_workers": -1}, "num_workers=-1", "an integer >= 0 or None"),
     ({"limit": 2.5}, "limit=2.5", "an integer >= 0 or None"),
     # the engine's list of precisions may grow: that list, however long
-    ({"precision": "fp8"}, "precision='fp8'", "one of " + ", ".join(map(repr, engine.PRECISIONS))),
+    ({"precision": "fp8"}, "precision='fp8'", "one of " + ", ".join(map(repr, precisions.PRECISIONS))),
     ({"tie_policy": "random"}, "tie_policy='random'", "one of 'pessimistic', 'optimistic'"),
     ({"truncation": "cut"}, "truncation='cut'", "one of 'keep_eot', 'official', 'error' or None"),
     ({"length_cut": "no"}, "length_cut='no'", "True or False"),

@@ -1,4 +1,4 @@
-"""CPU work once per multi-model run (engine.SharedInputs), and the engine's input pipeline.
+"""CPU work once per multi-model run (shared_inputs.SharedInputs), and the engine's input pipeline.
 
 A multi-model run shares decoded, resized crops between models with the same resize and crop, and
 token ids between models with the same tokenizer; none of it may change a byte. The references
@@ -14,6 +14,10 @@ import numpy as np
 import pytest
 
 import helpers
+from crepe_utils.engine import embedding_cache
+from crepe_utils.engine import encoders
+from crepe_utils.engine import shared_inputs
+from crepe_utils.engine import tokenizing
 from crepe_utils.engine import core as engine
 from crepe_utils.crepe import evaluation
 from crepe_utils.crepe.images import ImageIndex
@@ -68,7 +72,7 @@ def _run_stats(out):
 def test_multi_model_run_equals_separate_runs(four_models, synthetic_root, tmp_path, announced):
     for name, loaded in four_models.items():        # workers on: the shared crops travel to them and back
         _evaluate(loaded, synthetic_root, tmp_path / "separate" / name, num_workers=2)
-    shared = engine.SharedInputs()
+    shared = shared_inputs.SharedInputs()
     if announced:                                    # every stage computed from the first model's decodes
         shared.expect(*(m.preprocess for m in four_models.values()))
     for name, loaded in four_models.items():
@@ -92,7 +96,7 @@ def test_multi_model_run_equals_separate_runs(four_models, synthetic_root, tmp_p
 
 
 def test_memory_budget_only_changes_how_often_crops_are_read(four_models, synthetic_root, tmp_path):
-    shared = engine.SharedInputs(max_crop_bytes=3 * 32 * 32 * 5)     # room for five 32-px crops
+    shared = shared_inputs.SharedInputs(max_crop_bytes=3 * 32 * 32 * 5)     # room for five 32-px crops
     for name in ("a", "b"):
         _evaluate(four_models[name], synthetic_root, tmp_path / name, shared=shared)
         _evaluate(four_models[name], synthetic_root, tmp_path / f"alone-{name}")
@@ -126,7 +130,7 @@ def photo_crops(tmp_path_factory):
 def test_stage_then_rest_is_the_transform_bit_for_bit(name, photo_crops):
     from PIL import Image
     transform = TRANSFORMS[name]()
-    split = engine.split_preprocess(transform)
+    split = encoders.split_preprocess(transform)
     assert split is not None
     stage, rest, _ = split
     for img in photo_crops:
@@ -138,22 +142,22 @@ def test_stage_then_rest_is_the_transform_bit_for_bit(name, photo_crops):
 
 
 def test_stage_fingerprint_tells_preprocessings_apart():
-    prints = {name: engine.split_preprocess(make())[2] for name, make in TRANSFORMS.items()}
+    prints = {name: encoders.split_preprocess(make())[2] for name, make in TRANSFORMS.items()}
     assert len(set(prints.values())) == len(prints)           # size, interpolation, squash, padding, squash-without-crop
-    assert engine.split_preprocess(_transform(224))[2] == prints["224 bicubic centre-crop"]   # rebuilt: the same
+    assert encoders.split_preprocess(_transform(224))[2] == prints["224 bicubic centre-crop"]   # rebuilt: the same
     # mean and std belong to each model's own tensor stage, not to the shared part
     other_stats = _transform(224, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
-    assert engine.split_preprocess(other_stats)[2] == prints["224 bicubic centre-crop"]
-    assert repr(engine.split_preprocess(other_stats)[1]) != repr(engine.split_preprocess(_transform(224))[1])
+    assert encoders.split_preprocess(other_stats)[2] == prints["224 bicubic centre-crop"]
+    assert repr(encoders.split_preprocess(other_stats)[1]) != repr(encoders.split_preprocess(_transform(224))[1])
 
 
 def test_unknown_transforms_are_not_shared():
     from torchvision import transforms as T
     base = _transform(224)
-    assert engine.split_preprocess(lambda img: base(img)) is None                     # not a Compose
-    assert engine.split_preprocess(T.Compose([T.RandomResizedCrop(224), T.ToTensor()])) is None   # random
-    assert engine.split_preprocess(T.Compose([T.Lambda(lambda im: im), *base.transforms])) is None
-    assert engine.split_preprocess(T.Compose([T.Resize(224), T.CenterCrop(224)])) is None      # no ToTensor
+    assert encoders.split_preprocess(lambda img: base(img)) is None                     # not a Compose
+    assert encoders.split_preprocess(T.Compose([T.RandomResizedCrop(224), T.ToTensor()])) is None   # random
+    assert encoders.split_preprocess(T.Compose([T.Lambda(lambda im: im), *base.transforms])) is None
+    assert encoders.split_preprocess(T.Compose([T.Resize(224), T.CenterCrop(224)])) is None      # no ToTensor
 
 
 # ------------------------------------------------------------------ tokens
@@ -170,40 +174,40 @@ def test_tokenizer_fingerprint(loaded_tiny):
     import open_clip
     from open_clip.tokenizer import SimpleTokenizer
     a, b = open_clip.get_tokenizer("ViT-B-32"), open_clip.get_tokenizer("RN50")
-    fp = engine.tokenizer_fingerprint(a)
-    assert fp is not None and engine.tokenizer_fingerprint(b) == fp
-    assert engine.tokenizer_fingerprint(SimpleTokenizer(context_length=64)) != fp
-    assert engine.tokenizer_fingerprint(SimpleTokenizer(clean="whitespace")) not in (fp, None)
+    fp = tokenizing.tokenizer_fingerprint(a)
+    assert fp is not None and tokenizing.tokenizer_fingerprint(b) == fp
+    assert tokenizing.tokenizer_fingerprint(SimpleTokenizer(context_length=64)) != fp
+    assert tokenizing.tokenizer_fingerprint(SimpleTokenizer(clean="whitespace")) not in (fp, None)
     patched = SimpleTokenizer()
     patched.encode = lambda text: [1, 2, 3]
-    assert engine.tokenizer_fingerprint(patched) is None
-    assert engine.tokenizer_fingerprint(object()) is None
+    assert tokenizing.tokenizer_fingerprint(patched) is None
+    assert tokenizing.tokenizer_fingerprint(object()) is None
 
 
 def test_token_ids_once_in_memory_and_on_disk(loaded_tiny, tmp_path):
     import open_clip
     tok = open_clip.get_tokenizer("ViT-B-32")
     texts = sorted(TEXTS + [" ".join(["word"] * 100)])
-    shared = engine.SharedInputs()
+    shared = shared_inputs.SharedInputs()
     first, source = shared._tokens_and_source(tok, texts, "keep_eot", 0, tmp_path)
     assert source == "tokenized"
     assert first.ids == _reference_ids(tok, texts) and first.overlength.tolist() == [False] * 4 + [True]
     again, source = shared._tokens_and_source(open_clip.get_tokenizer("RN50"), texts, "keep_eot", 0, tmp_path)
     assert source == "memory" and again.ids == first.ids
     # a fresh object (another process) finds them on disk
-    files = list((tmp_path / engine.TOKENS_FOLDER).rglob("*.npy"))
+    files = list((tmp_path / tokenizing.TOKENS_FOLDER).rglob("*.npy"))
     assert len(files) == 1
-    disk, source = engine.SharedInputs()._tokens_and_source(tok, texts, "keep_eot", 0, tmp_path)
+    disk, source = shared_inputs.SharedInputs()._tokens_and_source(tok, texts, "keep_eot", 0, tmp_path)
     assert source == "disk" and disk.ids == first.ids and disk.overlength.tolist() == first.overlength.tolist()
     # the official policy is another entry (its over-long ids differ)
-    official, source = engine.SharedInputs()._tokens_and_source(tok, texts, "official", 0, tmp_path)
+    official, source = shared_inputs.SharedInputs()._tokens_and_source(tok, texts, "official", 0, tmp_path)
     assert source == "tokenized" and official.ids[-1] != first.ids[-1] and official.ids[:4] == first.ids[:4]
     # a damaged file is reported, removed and recomputed
     data = bytearray(files[0].read_bytes())
     data[-3] ^= 0x01
     files[0].write_bytes(bytes(data))
-    with pytest.warns(engine.CacheWarning, match="damaged"):
-        fixed, source = engine.SharedInputs()._tokens_and_source(tok, texts, "keep_eot", 0, tmp_path)
+    with pytest.warns(embedding_cache.CacheWarning, match="damaged"):
+        fixed, source = shared_inputs.SharedInputs()._tokens_and_source(tok, texts, "keep_eot", 0, tmp_path)
     assert source == "tokenized" and fixed.ids == first.ids
     assert list(files[0].parent.glob("*.npy")) == files         # rewritten under the same name
 
@@ -225,7 +229,7 @@ def _reference_text_embeddings(loaded, ids, batch_size):
     """The per-caption loop the vectorised fill replaced: one row at a time, length-cut per batch."""
     import torch
     import torch.nn.functional as F
-    forward = engine._cut_text_forward(loaded.model)
+    forward = encoders.cut_text_forward(loaded.model)
     out = []
     with torch.inference_mode():
         for s in range(0, len(ids), batch_size):
@@ -239,7 +243,7 @@ def _reference_text_embeddings(loaded, ids, batch_size):
 
 def test_text_batches_are_bit_identical_to_the_per_caption_loop(loaded_tiny, synthetic_root):
     work = helpers.reference_text_work(synthetic_root[0])
-    ours = engine.encode_token_ids(loaded_tiny, work, batch_size=16)
+    ours = encoders.encode_token_ids(loaded_tiny, work, batch_size=16)
     assert np.array_equal(ours.view(np.uint32), _reference_text_embeddings(loaded_tiny, work, 16).view(np.uint32))
 
 
@@ -277,13 +281,13 @@ def test_shared_failures_are_the_same_failures(four_models, synthetic_root, tmp_
                for q in qs if q.image_id != qs[0].image_id][:2]
     qs = qs + outside
     kw = dict(skip_missing_images=True, skip_bad_boxes=True, image_batch_size=4)
-    shared = engine.SharedInputs()
+    shared = shared_inputs.SharedInputs()
     shared.expect(four_models["c"].preprocess)
     for name in ("a", "b", "c"):
         alone = engine.run(four_models[name], qs, ImageIndex(images), **kw)
         together = engine.run(four_models[name], qs, ImageIndex(images), shared=shared, **kw)
         assert [(q.query_id, why) for q, why in together.skipped] == [(q.query_id, why) for q, why in alone.skipped]
-        assert {why for _, why in alone.skipped} == {engine.UNREADABLE_IMAGE, engine.BOX_OUTSIDE}
+        assert {why for _, why in alone.skipped} == {encoders.UNREADABLE_IMAGE, encoders.BOX_OUTSIDE}
         assert np.array_equal(together.scores.view(np.uint32), alone.scores.view(np.uint32)), name
         if name != "a":
             assert together.stats["run_n_crops_read"] == 0, name

@@ -4,7 +4,6 @@
 ``systematicity_checks``  notebook 02: printed deltas, headline drop, HN-Comp direction, evaluated vs published
 ``productivity_checks``   notebook 03: trends, evaluated vs published
 ``r2_checks``             notebook 04: R² per ImageNet source (HN-Swap n = 8 from complete evaluated results)
-``winoground_checks``     notebook 05: the metadata checks and Table 3
 
 Each topic is built by its ``*_sections`` function as named sections of rows; the topic function
 returns them concatenated. ``make check`` (:func:`crepe_utils.claims.aggregate.run_all`) lists
@@ -23,8 +22,8 @@ import re
 import pandas as pd
 
 from .. import reported
-from . import crepe as crepe_claims, winoground as winoground_claims
-from .base import FAIL, NEEDS, Check
+from . import crepe as crepe_claims
+from .base import FAIL, Check
 
 Sections = dict[str, list[Check]]
 
@@ -178,34 +177,3 @@ def r2_sections(results=None, sources=reported.IMAGENET_SOURCES) -> Sections:
 def r2_checks(results=None, sources=reported.IMAGENET_SOURCES) -> list[Check]:
     """Notebook 04's checks: R² against ImageNet for each of ``sources``."""
     return _flat(r2_sections(results, sources))
-
-
-# ------------------------------------------------------------------ Winoground (notebook 05)
-
-def winoground_sections(results=None, data_dir=None) -> Sections:
-    """``data``: the checks of the text metadata (the local dataset, ``$WINOGROUND_DATA`` by default),
-    or one "needs data" row without it; ``table3``: evaluated CLIP ViT-B/32 against Table 3."""
-    from .. import paths, winoground
-    examples, _ = winoground.load_examples(paths.winoground_dir(data_dir))
-    if examples is None:
-        data = [Check("Winoground metadata checks", "—", "—", NEEDS, "no Winoground data (make data-winoground)",
-                      "winoground")]
-    else:
-        data = winoground_claims.data_checks(examples)
-    scores = results if isinstance(results, pd.DataFrame) else winoground.load_results(results)
-    return {"data": data, "table3": winoground_claims.check_table3(scores)}
-
-
-def winoground_checks(results=None, data_dir=None) -> list[Check]:
-    """Notebook 05's checks: Winoground's text-metadata checks and Table 3."""
-    return _flat(winoground_sections(results, data_dir))
-
-
-#: Topic name → (its sections function, its checks function, the notebook whose check cell calls it).
-TOPICS = {
-    "totals": (totals_sections, totals_checks, "01_benchmark_totals"),
-    "systematicity": (systematicity_sections, systematicity_checks, "02_systematicity"),
-    "productivity": (productivity_sections, productivity_checks, "03_productivity"),
-    "r2": (r2_sections, r2_checks, "04_imagenet_correlation"),
-    "winoground": (winoground_sections, winoground_checks, "05_winoground"),
-}

@@ -307,3 +307,24 @@ def data_checks(examples: pd.DataFrame, pinned: dict | None = None) -> list[Chec
     return (check_example_count(examples, pinned) + check_tag_counts(examples, pinned)
             + check_secondary_tags(examples, pinned) + check_table5_denominators(examples, pinned)
             + check_caption_pairs(examples, pinned) + check_chance_levels())
+
+
+# ------------------------------------------------------------------ the topic (notebook 05, make check)
+
+def winoground_sections(results=None, data_dir=None) -> dict[str, list[Check]]:
+    """``data``: the checks of the text metadata (the local dataset, ``$WINOGROUND_DATA`` by default),
+    or one "needs data" row without it; ``table3``: evaluated CLIP ViT-B/32 against Table 3."""
+    from .. import paths, winoground
+    examples, _ = winoground.load_examples(paths.winoground_dir(data_dir))
+    if examples is None:
+        data = [Check("Winoground metadata checks", "—", "—", NEEDS, "no Winoground data (make data-winoground)",
+                      "winoground")]
+    else:
+        data = data_checks(examples)
+    scores = results if isinstance(results, pd.DataFrame) else winoground.load_results(results)
+    return {"data": data, "table3": check_table3(scores)}
+
+
+def winoground_checks(results=None, data_dir=None) -> list[Check]:
+    """Notebook 05's checks: Winoground's text-metadata checks and Table 3."""
+    return [row for rows in winoground_sections(results, data_dir).values() for row in rows]

@@ -76,7 +76,7 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
     batch sizes, ``limit``, ``tie_policy``, ...) come from ``settings`` with any of them overridden
     by keyword (``evaluate(..., precision="bf16")``). ``truncation`` defaults to the model family's
     official policy (``loaded.spec.truncation``). ``cache_dir=False`` reads and writes no cache.
-    ``shared`` (an :class:`engine.SharedInputs`, one per multi-model run) reuses the queries, crops and
+    ``shared`` (an :class:`shared_inputs.SharedInputs`, one per multi-model run) reuses the queries, crops and
     token ids of earlier calls; the results are the same without it.
     """
     from .images import ImageIndex

@@ -17,7 +17,9 @@ import dataclasses
 import numbers
 from dataclasses import dataclass, field
 
-from ..engine import core as engine
+from ..engine import encoders
+from ..engine import precisions
+from ..engine import tokenizing
 from ..errors import CrepeError
 
 TIE_POLICIES = ("pessimistic", "optimistic")
@@ -51,7 +53,7 @@ class EvaluationSettings:
 
     device: str = _setting("auto", "cuda, cpu, cuda:1 ... (default: cuda when available)")
     precision: str = _setting("fp32", "fp32 (default, faithful to the paper), tf32, bf16 or fp16 autocast",
-                              choices=engine.PRECISIONS)
+                              choices=precisions.PRECISIONS)
     batch_size: int = _setting(256, "images per batch", minimum=1)
     text_batch_size: int = _setting(512, "captions per batch", minimum=1)
     num_workers: int | None = _setting(None, "image decoding workers (default: up to 8 on CUDA, else 0)",
@@ -60,7 +62,7 @@ class EvaluationSettings:
     tie_policy: str = _setting("pessimistic", "how a tie with a negative counts for R@k (default: %(default)s)",
                                choices=TIE_POLICIES)
     truncation: str | None = _setting(None, "over-long captions (default: the model family's official policy)",
-                                      type=str, choices=engine.TRUNCATIONS)
+                                      type=str, choices=tokenizing.TRUNCATIONS)
     # The engine records the cut in effect (a family may not support it) as "length_cut" beside it.
     length_cut: bool = _setting(True, "encode every caption at the full 77 tokens", record_as="length_cut_requested")
     skip_missing_images: bool = _setting(False, "evaluate without queries whose image is missing or unreadable "
@@ -92,7 +94,7 @@ class EvaluationSettings:
         """These settings with what was left to the model and machine filled in, as the run used them."""
         workers = self.num_workers
         if workers is None:
-            workers = min(8, engine.available_cores()) if loaded.device.type == "cuda" else 0
+            workers = min(8, encoders.available_cores()) if loaded.device.type == "cuda" else 0
         return dataclasses.replace(self, device=str(loaded.device), num_workers=workers,
                                    truncation=self.truncation or loaded.spec.truncation)
 

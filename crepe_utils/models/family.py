@@ -10,7 +10,7 @@ nothing loaded, nothing downloaded) and a spec into a :class:`~crepe_utils.model
   when a batch is cut to its longest caption instead of ``context_length``. Families with an
   attention mask built from the padding and absolute positions set True; a family whose official
   code attends to its padding sets False. Without the attribute the engine inspects open_clip's
-  text tower (``engine._cut_text_forward``);
+  text tower (``engine.cut_text_forward``);
 * ``preprocess``: PIL image → tensor, the family's evaluation transform;
 * ``tokenizer``: ``encode(text)`` (ids without special tokens), ``sot_token_id``,
   ``eot_token_id``, ``context_length``, and ``__call__(texts)`` → padded LongTensor;

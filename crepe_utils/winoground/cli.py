@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..engine import core as engine
+from ..engine import precisions
 from .. import paths
 from ..errors import DataError, error_line
 from ..results.store import KINDS, check_kind
@@ -99,7 +99,7 @@ def add_arguments(parser) -> None:
                         "'none', or 'auto' (next to the data when present)")
     parser.add_argument("--out", required=True, help="results folder; the result goes to OUT/<model>/winoground/")
     parser.add_argument("--device", default="auto", help="cuda, cpu, cuda:1 ... (default: cuda when available)")
-    parser.add_argument("--precision", default="fp32", choices=engine.PRECISIONS)
+    parser.add_argument("--precision", default="fp32", choices=precisions.PRECISIONS)
     parser.add_argument("--batch-size", type=int, default=64, help="images per batch")
     parser.add_argument("--text-batch-size", type=int, default=256, help="captions per batch")
     parser.add_argument("--grouping", default="contiguous", choices=GROUPINGS,

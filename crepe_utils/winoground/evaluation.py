@@ -1,7 +1,7 @@
 """Score a model on Winoground: encode each image and caption once, then score every example.
 
-Encoding uses the engine's batched encoders (:func:`crepe_utils.engine.core.encode_texts`,
-:func:`crepe_utils.engine.core.encode_images`) under an explicit precision. Captions are encoded once
+Encoding uses the engine's batched encoders (:func:`crepe_utils.engine.encoders.encode_texts`,
+:func:`crepe_utils.engine.encoders.encode_images`) under an explicit precision. Captions are encoded once
 per distinct *token sequence* and images once per distinct *byte content* (the real data have
 800 of each), so identical inputs get bit-identical embeddings and tie exactly instead of
 differing in the last bits with their batch position. Images are decoded one batch at a time.
@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..engine import core as engine
+from ..engine import encoders
+from ..engine import precisions
+from ..engine import tokenizing
 from .data import TEXT_FIELDS, WinogroundData, decode_image
 from .scoring import METRICS, SCORE_COLUMNS, flags, score_matrices, ties
 from .statistics import summarize
@@ -43,13 +45,13 @@ def embed_texts(loaded, data: WinogroundData, batch_size: int = 256,
                 precision: str = "fp32") -> tuple[np.ndarray, dict]:
     """Embeddings of every caption (``[ex0 c0, ex0 c1, ex1 c0, ...]``), one encoding per token sequence."""
     texts = [c for ex in data.examples for c in (ex.caption_0, ex.caption_1)]
-    tokens = engine.tokenize(loaded.tokenizer, texts, loaded.spec.truncation)
-    keys = [engine.token_key(ids) for ids in tokens.ids]
+    tokens = tokenizing.tokenize(loaded.tokenizer, texts, loaded.spec.truncation)
+    keys = [tokenizing.token_key(ids) for ids in tokens.ids]
     first: dict[str, int] = {}
     for i, key in enumerate(keys):
         first.setdefault(key, i)
     distinct = list(first)
-    emb = engine.encode_texts(loaded, [texts[first[k]] for k in distinct], batch_size, precision)
+    emb = encoders.encode_texts(loaded, [texts[first[k]] for k in distinct], batch_size, precision)
     row = {k: j for j, k in enumerate(distinct)}
     stats = {"n_texts": len(texts), "n_distinct_texts": len(distinct),
              "n_overlength_texts": int(tokens.overlength.sum())}
@@ -70,7 +72,7 @@ def embed_images(loaded, data: WinogroundData, batch_size: int = 64,
 
     def flush() -> None:
         if pending:
-            chunks.append(engine.encode_images(loaded, pending, batch_size, precision))
+            chunks.append(encoders.encode_images(loaded, pending, batch_size, precision))
             pending.clear()
 
     for index in range(len(data)):
@@ -111,8 +113,8 @@ def evaluate(loaded, data: WinogroundData, *, why_hard: pd.Series | None = None,
 
     ``why_hard`` maps example id → "Why is Winoground hard?" class (adds that breakdown).
     """
-    if precision not in engine.PRECISIONS:
-        raise ValueError(f"precision must be one of {engine.PRECISIONS}, got {precision!r}")
+    if precision not in precisions.PRECISIONS:
+        raise ValueError(f"precision must be one of {precisions.PRECISIONS}, got {precision!r}")
     t0 = time.perf_counter()
     text_emb, text_stats = embed_texts(loaded, data, text_batch_size, precision)
     t_text = time.perf_counter()
