@@ -18,6 +18,16 @@ class CacheWarning(UserWarning):
     """A damaged cache shard was found; its embeddings are recomputed."""
 
 
+def discard_damaged(path: Path, what: str, exc: BaseException, consequence: str, damaged: list) -> None:
+    """Warn that a cache file is damaged, note it in ``damaged`` and remove it (a concurrent run may
+    have removed it already); the caller then recomputes what it held."""
+    warnings.warn(f"{what} {path} is damaged ({type(exc).__name__}: {exc}); it is removed and {consequence}",
+                  CacheWarning, stacklevel=4)
+    damaged.append(path)
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
 SHARD_PREFIX = "shard-"
 
 
@@ -67,11 +77,7 @@ class EmbeddingStore:
         except FileNotFoundError:
             return None                    # removed by a concurrent run that found it damaged
         except Exception as exc:  # noqa: BLE001 - any unreadable shard is recomputed, not fatal
-            warnings.warn(f"embedding cache shard {shard} is damaged ({type(exc).__name__}: {exc}); "
-                          "it is removed and its embeddings are recomputed", CacheWarning, stacklevel=3)
-            self.damaged.append(shard)
-            with contextlib.suppress(OSError):
-                shard.unlink()
+            discard_damaged(shard, "embedding cache shard", exc, "its embeddings are recomputed", self.damaged)
             return None
         return keys, emb
 

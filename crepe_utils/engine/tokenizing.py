@@ -2,11 +2,9 @@
 token-id cache, and the plan that merges token-identical captions."""
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import types
-import warnings
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -16,7 +14,7 @@ import numpy as np
 
 from ..atomic import atomic_path
 from ..errors import DataError
-from .embedding_cache import CacheWarning
+from .embedding_cache import discard_damaged
 
 
 TRUNCATIONS = ("keep_eot", "official", "error")
@@ -176,11 +174,7 @@ class TokenCache:
             except FileNotFoundError:
                 continue
             except Exception as exc:  # noqa: BLE001 - any unreadable file is recomputed, not fatal
-                warnings.warn(f"token cache file {path} is damaged ({type(exc).__name__}: {exc}); it is removed "
-                              "and the texts are tokenized again", CacheWarning, stacklevel=3)
-                self.damaged.append(path)
-                with contextlib.suppress(OSError):
-                    path.unlink()
+                discard_damaged(path, "token cache file", exc, "the texts are tokenized again", self.damaged)
                 continue
             flat, ends = ids.tolist(), np.cumsum(lengths).tolist()
             return Tokens([tuple(flat[e - k:e]) for e, k in zip(ends, lengths.tolist())], over.astype(bool), ctx)
