@@ -106,12 +106,17 @@ def loaded_cyclip(cyclip_checkpoint):
     return load_model("cyclip-rn50", pretrained=str(cyclip_checkpoint[1]), device="cpu")
 
 
-@pytest.fixture(scope="session")
-def loaded_albef(albef_checkpoint, family_models_dir):
+def _load_placed(key: str, checkpoint, models_dir):
+    """A registry model whose checkpoint is placed by hand under $CREPE_MODELS (ALBEF, FLAVA)."""
     from crepe_utils.models import load_model
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CREPE_MODELS", str(family_models_dir))
-        return load_model("albef-14m", pretrained=str(albef_checkpoint[1]), device="cpu")
+        mp.setenv("CREPE_MODELS", str(models_dir))
+        return load_model(key, pretrained=str(checkpoint), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def loaded_albef(albef_checkpoint, family_models_dir):
+    return _load_placed("albef-14m", albef_checkpoint[1], family_models_dir)
 
 
 @pytest.fixture(scope="session")
@@ -127,10 +132,7 @@ def flava_checkpoint(family_models_dir):
 
 @pytest.fixture(scope="session")
 def loaded_flava(flava_checkpoint, family_models_dir):
-    from crepe_utils.models import load_model
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CREPE_MODELS", str(family_models_dir))
-        return load_model("flava", pretrained=str(flava_checkpoint[1]), device="cpu")
+    return _load_placed("flava", flava_checkpoint[1], family_models_dir)
 
 
 @pytest.fixture(scope="session")

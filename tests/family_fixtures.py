@@ -83,21 +83,23 @@ ALBEF_TINY = dict(width=64, patch=16, vision_layers=2, pretrain_res=256, hidden=
 
 def _bert_layer(g, prefix, h, inter, cross=False) -> dict:
     out = {}
-    blocks = ["attention"] + (["crossattention"] if cross else [])
-    for b in blocks:
+
+    def dense(name, n_out, n_in):          # weight, then bias: the generator's draw order
+        out[f"{name}.weight"] = _rand(g, n_out, n_in, scale=0.2)
+        out[f"{name}.bias"] = _rand(g, n_out)
+
+    def norm(name):
+        out[f"{name}.weight"] = _rand(g, h, scale=0.1, around=1.0)
+        out[f"{name}.bias"] = _rand(g, h)
+
+    for b in ["attention"] + (["crossattention"] if cross else []):
         for n in ("query", "key", "value"):
-            out[f"{prefix}.{b}.self.{n}.weight"] = _rand(g, h, h, scale=0.2)
-            out[f"{prefix}.{b}.self.{n}.bias"] = _rand(g, h)
-        out[f"{prefix}.{b}.output.dense.weight"] = _rand(g, h, h, scale=0.2)
-        out[f"{prefix}.{b}.output.dense.bias"] = _rand(g, h)
-        out[f"{prefix}.{b}.output.LayerNorm.weight"] = _rand(g, h, scale=0.1, around=1.0)
-        out[f"{prefix}.{b}.output.LayerNorm.bias"] = _rand(g, h)
-    out[f"{prefix}.intermediate.dense.weight"] = _rand(g, inter, h, scale=0.2)
-    out[f"{prefix}.intermediate.dense.bias"] = _rand(g, inter)
-    out[f"{prefix}.output.dense.weight"] = _rand(g, h, inter, scale=0.2)
-    out[f"{prefix}.output.dense.bias"] = _rand(g, h)
-    out[f"{prefix}.output.LayerNorm.weight"] = _rand(g, h, scale=0.1, around=1.0)
-    out[f"{prefix}.output.LayerNorm.bias"] = _rand(g, h)
+            dense(f"{prefix}.{b}.self.{n}", h, h)
+        dense(f"{prefix}.{b}.output.dense", h, h)
+        norm(f"{prefix}.{b}.output.LayerNorm")
+    dense(f"{prefix}.intermediate.dense", inter, h)
+    dense(f"{prefix}.output.dense", h, inter)
+    norm(f"{prefix}.output.LayerNorm")
     return out
 
 
