@@ -200,11 +200,15 @@ def test_fingerprint_covers_what_changes_bytes(loaded_tiny, monkeypatch):
     assert embedding_cache.store_name("texts", 16) != embedding_cache.store_name("texts", 32)
 
 
-def test_shard_size_and_workers_do_not_change_bytes(loaded_tiny, crash_root, tmp_path):
+def test_shard_size_and_workers_do_not_change_bytes(loaded_tiny, crash_root, tmp_path, monkeypatch):
     """Left out of the cache key on purpose: a run with another shard size or worker count
-    reuses the cache and gives the same embeddings as a run without a cache."""
+    reuses the cache and gives the same embeddings as a run without a cache. (With cores to
+    spare, as here, workers leave torch's thread count alone; where they do not, the crops'
+    thread count is part of the key: the next test.)"""
     from crepe_utils.crepe import queries as D
     from crepe_utils.crepe.images import ImageIndex
+    from crepe_utils.engine import encoders
+    monkeypatch.setattr(encoders, "available_cores", lambda: 64)
     qs = D.load_productivity(crash_root[0], complexities=(4, 5)).queries
     index = ImageIndex(crash_root[1])
     kw = dict(image_batch_size=2, text_batch_size=16)
@@ -214,3 +218,39 @@ def test_shard_size_and_workers_do_not_change_bytes(loaded_tiny, crash_root, tmp
     plain = engine.run(loaded_tiny, qs, index, cache_dir=None, shard_batches=7, num_workers=2, **kw)
     assert plain.stats["run_n_crops_encoded"] == first.stats["n_distinct_crops"]
     assert np.array_equal(first.scores, plain.scores) and np.array_equal(again.scores, plain.scores)
+
+
+def test_crops_beside_workers_are_encoded_with_the_cores_they_leave(loaded_tiny, crash_root, monkeypatch):
+    """On the CPU with as many workers as cores, crops are encoded with one torch thread (an idle
+    OpenMP thread spins and takes a worker's core); the count is restored after the run, recorded,
+    and part of the cache key, so such a run never mixes with one at the full thread count."""
+    import torch
+    from crepe_utils import metrics
+    from crepe_utils.crepe import queries as D
+    from crepe_utils.crepe.images import ImageIndex
+    from crepe_utils.engine import encoders
+    qs = D.load_productivity(crash_root[0], complexities=(4, 5)).queries
+    index = ImageIndex(crash_root[1])
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)
+    monkeypatch.setattr(encoders, "available_cores", lambda: 2)
+    seen = []
+    real = loaded_tiny.model.encode_image
+
+    def spying(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(loaded_tiny.model, "encode_image", spying)
+    try:
+        alone = engine.run(loaded_tiny, qs, index, image_batch_size=2)
+        assert seen and set(seen) == {2} and "image_encoding_threads" not in alone.stats
+        seen.clear()
+        pooled = engine.run(loaded_tiny, qs, index, image_batch_size=2, num_workers=2)
+        assert seen and set(seen) == {1} and torch.get_num_threads() == 2
+        assert pooled.stats["image_encoding_threads"] == 1
+        assert pooled.stats["cache_fingerprint"] != alone.stats["cache_fingerprint"]
+    finally:
+        torch.set_num_threads(saved)
+    # the same ranks; equal bits are this machine's kernels' doing, not promised
+    a, b = (metrics.ranks_from_flat(r.scores, r.offsets) for r in (alone, pooled))
+    assert np.array_equal(a.pessimistic, b.pessimistic) and np.allclose(alone.scores, pooled.scores, atol=1e-6)

@@ -203,7 +203,7 @@ def test_resume_after_crash_gives_identical_files(tiny_model, synthetic_root, tm
     _evaluate(tiny_model, synthetic_root, tmp_path / "clean", tmp_path / "cache-clean", text_batch_size=16)
     work = helpers.reference_text_work(synthetic_root[0])
     assert len(work) == 214                                            # 16-text batches, 8 per shard: 128 + 86
-    real_texts, real_crops = encoders.encode_token_ids, encoders.encode_crops
+    real_texts, real_crops = encoders.encode_token_ids, encoders.encode_crop_groups
     calls = {"n": 0}
 
     def crash_on_second_shard(*args, **kwargs):
@@ -226,12 +226,12 @@ def test_resume_after_crash_gives_identical_files(tiny_model, synthetic_root, tm
         texts_seen.append(list(ids))
         return real_texts(loaded, ids, *args, **kwargs)
 
-    def counting_crops(loaded, items, *args, **kwargs):
-        crops_seen.append(list(items))
-        return real_crops(loaded, items, *args, **kwargs)
+    def counting_crops(loaded, groups, *args, **kwargs):
+        crops_seen.extend(item for group in groups for item in group)
+        return real_crops(loaded, groups, *args, **kwargs)
 
     monkeypatch.setattr(engine, "encode_token_ids", counting_texts)
-    monkeypatch.setattr(engine, "encode_crops", counting_crops)
+    monkeypatch.setattr(engine, "encode_crop_groups", counting_crops)
     _evaluate(tiny_model, synthetic_root, tmp_path / "resumed", tmp_path / "cache", text_batch_size=16)
     assert texts_seen == [work[128:]]                                  # exactly the second text shard, once
     assert crops_seen == []                                            # every crop came from the cache

@@ -252,6 +252,7 @@ def test_one_worker_pool_serves_every_shard(loaded_tiny, synthetic_root, monkeyp
     from crepe_utils.crepe import queries as D
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
+    monkeypatch.setattr(encoders, "available_cores", lambda: 64)      # torch's thread count left alone
     plain = engine.run(loaded_tiny, qs, ImageIndex(image_dir), image_batch_size=1, shard_batches=2)
     made = []
     real = torch.utils.data.DataLoader

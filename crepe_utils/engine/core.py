@@ -6,9 +6,11 @@ every HN type, split and complexity, the engine
 1. collects the distinct crops (image id + box) and the distinct captions — distinct by CLIP
    *token ids*, so captions that differ only in case or spacing are one text and tie exactly;
 2. encodes each once, in large batches (images decoded by one pool of persistent DataLoader
-   workers per run; open_clip's captions tokenized by ``fast_tokenizer`` in a thread while the
-   crops encode, other tokenizers by workers), under an explicit precision, and stores the
-   normalised embeddings in a content-addressed cache on disk;
+   workers per run, fed every shard in one stream so that they never wait at a shard's end; on
+   the CPU the main process keeps only the cores the workers leave; open_clip's captions
+   tokenized and planned by ``fast_tokenizer`` in a thread while the crops encode, other
+   tokenizers by workers), under an explicit precision, and stores the normalised embeddings
+   in a content-addressed cache on disk;
 3. scores each query's own candidates and ranks its positive (ties explicit, see ``metrics``).
 
 Exactness choices, each switchable and recorded in the results manifest:
@@ -44,6 +46,7 @@ tokenizer; the results are byte-identical to separate runs (tests/test_shared_in
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -55,11 +58,11 @@ import numpy as np
 
 from ..errors import DataError
 from .embedding_cache import EmbeddingStore, fill_store, model_fingerprint, store_name
-from .encoders import (CropPipeline, UNREADABLE_IMAGE, available_cores, cut_text_forward, encode_crops,
-                       encode_token_ids)
+from .encoders import (CropPipeline, UNREADABLE_IMAGE, available_cores, cut_text_forward, encode_crop_groups,
+                       encode_token_ids, threads_beside_workers, torch_threads)
 from .precisions import check_weights, settings_in_effect
 from .shared_inputs import SharedInputs
-from .tokenizing import TRUNCATIONS, Tokens, text_plan
+from .tokenizing import TRUNCATIONS, TextPlan, Tokens, text_plan
 
 
 class Query(Protocol):
@@ -148,6 +151,20 @@ def _drop_unusable_crops(kept: list[Query], problems: dict[tuple, tuple[str, str
     return still, dropped
 
 
+def _tokens_and_plan(shared: SharedInputs, tokenizer, texts: list[str], truncation: str, num_workers: int,
+                     cache_dir) -> tuple[TextPlan, str]:
+    """The text work plan of ``texts`` (:func:`text_plan`) and where their token ids came from."""
+    tokens, source = shared._tokens_and_source(tokenizer, texts, truncation, num_workers, cache_dir)
+    return text_plan(texts, tokens), source
+
+
+def _subplan(plan: TextPlan, texts: list[str], context_length: int) -> TextPlan:
+    """The plan of a subset of the texts ``plan`` was made for: the same as planning them afresh."""
+    ids = [plan.distinct_ids[plan.text_key[t]] for t in texts]
+    over = np.fromiter((t in plan.over for t in texts), dtype=bool, count=len(texts))
+    return text_plan(texts, Tokens(ids, over, context_length))
+
+
 def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.PathLike | None = None,
         precision: str = "fp32", image_batch_size: int = 256, text_batch_size: int = 512,
         num_workers: int = 0, length_cut: bool = True, truncation: str = "keep_eot",
@@ -163,7 +180,8 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     check_weights(loaded, precision)
     if truncation not in TRUNCATIONS:
         raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
-    fp = model_fingerprint(loaded, precision, length_cut, truncation)
+    image_threads = threads_beside_workers(loaded.device, num_workers)
+    fp = model_fingerprint(loaded, precision, length_cut, truncation, image_threads)
     root = Path(cache_dir) / fp if cache_dir is not None else None
     # one run's own SharedInputs keeps no crops: each is encoded once anyway
     shared = shared if shared is not None else SharedInputs(max_crop_bytes=0)
@@ -192,33 +210,35 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     crop_key_list = [crop_keys[c] for c in crops]
     image_store = EmbeddingStore(root / store_name("images", image_batch_size) if root else None)
 
-    # -- texts: tokenized in a thread while the crops encode (the fast tokenizer is plain Python and the
-    #    crops are read by worker processes); captions of queries dropped for their crop are tokenized
-    #    too, which changes no other caption's ids
+    # -- texts: tokenized and planned in a thread while the crops encode (the fast tokenizer is plain
+    #    Python and the crops are read by worker processes); captions of queries dropped for their crop
+    #    are tokenized too, which changes no other caption's ids
     tokenizer = loaded.tokenizer
     token_policy = "keep_eot" if truncation == "error" else truncation
-    token_workers = max(num_workers, min(8, available_cores()))
     all_texts = sorted({c for q in kept for c in q.candidates})
+    all_key = shared.plan_key(tokenizer, all_texts, token_policy)
     pool = future = None
-    if fast_tokenizer.supports(tokenizer) and shared.plan_key(tokenizer, all_texts, token_policy) not in shared.plans:
+    if fast_tokenizer.supports(tokenizer) and (all_key is None or all_key not in shared.plans):
         import concurrent.futures
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="crepe-tokenize")
-        future = pool.submit(shared._tokens_and_source, tokenizer, all_texts, token_policy, 0, cache_dir)
+        future = pool.submit(_tokens_and_plan, shared, tokenizer, all_texts, token_policy, 0, cache_dir)
 
     crop_problems: dict[tuple, tuple[str, str]] = {}     # (image id, box) → (kind, reason)
     counts = {"images_encoded": 0, "texts_encoded": 0}
     pipeline = CropPipeline(loaded, num_workers, shared)
 
-    def compute_crops(pos):
-        items = [(str(image_index.path(crops[p][0])), crops[p][1]) for p in pos]
-        emb, problems = encode_crops(loaded, items, image_batch_size, precision, num_workers, progress,
-                                     pipeline=pipeline)
-        crop_problems.update({crops[pos[j]]: why for j, why in problems.items()})
-        counts["images_encoded"] += len(pos)
-        return emb
+    def compute_crops(runs):
+        groups = [[(str(image_index.path(crops[p][0])), crops[p][1]) for p in pos] for pos in runs]
+        results = encode_crop_groups(loaded, groups, image_batch_size, precision, progress, pipeline=pipeline)
+        with contextlib.closing(results):
+            for pos, (emb, problems) in zip(runs, results):
+                crop_problems.update({crops[pos[j]]: why for j, why in problems.items()})
+                counts["images_encoded"] += len(pos)
+                yield emb
     t_img = time.perf_counter()
     try:
-        fill_store(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches, image_batch_size)
+        with torch_threads(image_threads):
+            fill_store(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches, image_batch_size)
     finally:
         pipeline.close()
         if pool is not None:
@@ -230,19 +250,16 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
 
     # -- texts: distinct by token ids, sorted by length for cutting
     t_tok = time.perf_counter()
-    texts = sorted({c for q in kept for c in q.candidates})
-    key = shared.plan_key(tokenizer, texts, token_policy)
+    texts = sorted({c for q in kept for c in q.candidates}) if crop_problems else all_texts
+    key = shared.plan_key(tokenizer, texts, token_policy) if texts is not all_texts else all_key
     plan, token_source = shared.plans.get(key) if key is not None else None, "memory"
     if plan is None:
-        if future is not None:
-            tokens, token_source = future.result()
-            if len(texts) != len(all_texts):
-                row = {t: i for i, t in enumerate(all_texts)}
-                pick = [row[t] for t in texts]
-                tokens = Tokens([tokens.ids[i] for i in pick], tokens.overlength[pick], tokens.context_length)
+        if future is None:
+            workers = max(num_workers, min(8, available_cores()))
+            plan, token_source = _tokens_and_plan(shared, tokenizer, texts, token_policy, workers, cache_dir)
         else:
-            tokens, token_source = shared._tokens_and_source(tokenizer, texts, token_policy, token_workers, cache_dir)
-        plan = text_plan(texts, tokens)
+            all_plan, token_source = future.result()
+            plan = all_plan if texts is all_texts else _subplan(all_plan, texts, int(tokenizer.context_length))
         if key is not None:
             shared.plans[key] = plan
     text_key, over, distinct_ids, work = plan.text_key, plan.over, plan.distinct_ids, plan.work
@@ -252,12 +269,12 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     t_tok = time.perf_counter() - t_tok
     t_txt = time.perf_counter()
 
-    def compute_texts(pos):
-        counts["texts_encoded"] += len(pos)
-        return encode_token_ids(loaded, [distinct_ids[work[p]] for p in pos], text_batch_size, precision,
-                                length_cut, progress)
-    fill_store(text_store, work, compute_texts,
-          text_batch_size * shard_batches, text_batch_size)
+    def compute_texts(runs):
+        for pos in runs:
+            counts["texts_encoded"] += len(pos)
+            yield encode_token_ids(loaded, [distinct_ids[work[p]] for p in pos], text_batch_size, precision,
+                                   length_cut, progress)
+    fill_store(text_store, work, compute_texts, text_batch_size * shard_batches, text_batch_size)
     t_txt = time.perf_counter() - t_txt
 
     # -- scores: each query's own candidates against its crop, vectorised over all candidates
@@ -287,6 +304,7 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         "run_tokens_from": token_source,
         "length_cut": bool(length_cut and cut_text_forward(loaded.model) is not None),
         "fp32_precision": settings_in_effect(precision, loaded.device),
+        **({"image_encoding_threads": image_threads} if image_threads is not None else {}),
         **({"fp16_weights": getattr(loaded.model, "crepe_fp16_weights", None)} if precision == "fp16-weights" else {}),
         "seconds_images": round(t_img, 3), "seconds_tokenize": round(t_tok, 3), "seconds_texts": round(t_txt, 3),
         "seconds_total": round(time.perf_counter() - t0, 3),

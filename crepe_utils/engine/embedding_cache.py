@@ -7,7 +7,7 @@ import json
 import os
 import warnings
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -113,11 +113,13 @@ class EmbeddingStore:
         return out
 
 
-def model_fingerprint(loaded, precision: str, length_cut: bool, truncation: str) -> str:
+def model_fingerprint(loaded, precision: str, length_cut: bool, truncation: str,
+                      image_threads: int | None = None) -> str:
     """Everything that changes an embedding of the model, hashed: weights, architecture,
     preprocessing, numerics, and the kernels that compute it (device, CPU instruction set and
-    thread count, torch version). The batch size, which also changes an embedding's last bits,
-    names the store inside it (:func:`store_name`).
+    thread count, torch version). ``image_threads``, where crops are encoded with fewer threads
+    than the texts (:func:`encoders.threads_beside_workers`), is that count. The batch size,
+    which also changes an embedding's last bits, names the store inside it (:func:`store_name`).
     """
     import torch
     spec = loaded.spec
@@ -128,6 +130,8 @@ def model_fingerprint(loaded, precision: str, length_cut: bool, truncation: str)
     else:
         kernels = {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
                    "mkldnn": bool(torch.backends.mkldnn.enabled), "MKL_CBWR": os.environ.get("MKL_CBWR")}
+        if image_threads is not None:
+            kernels["image_threads"] = int(image_threads)
     ident = {
         "architecture": spec.architecture, "model_config": spec.model_config,
         "weights": spec.checkpoint_sha256 or spec.pretrained or "random-init",
@@ -148,15 +152,17 @@ def store_name(kind: str, batch_size: int) -> str:
     return f"{kind}-b{int(batch_size)}"
 
 
-def fill_store(store: EmbeddingStore, keys: list[str], compute: Callable[[list[int]], np.ndarray],
-          chunk: int, batch_size: int) -> None:
+def fill_store(store: EmbeddingStore, keys: list[str], compute: Callable[[list[list[int]]], Iterator[np.ndarray]],
+               chunk: int, batch_size: int) -> None:
     """Compute the embeddings of ``keys`` missing from ``store``, in shards of ``chunk`` items.
 
-    ``keys`` is the full work list in its deterministic order; ``compute`` gets positions in it
-    and batches them by ``batch_size`` from the first. Each shard is a run of positions that a
-    fresh run would batch the same way: it starts at a multiple of ``batch_size`` in ``keys``
-    and ends at the next shard boundary or at a stored key, so a resumed run computes every
-    embedding in the same batch as an uninterrupted one.
+    ``keys`` is the full work list in its deterministic order. Each shard is a run of positions
+    that a fresh run would batch the same way: it starts at a multiple of ``batch_size`` in
+    ``keys`` and ends at the next shard boundary or at a stored key, so a resumed run computes
+    every embedding in the same batch as an uninterrupted one. ``compute`` gets all the runs at
+    once (so that it can keep its workers busy across their ends) and yields each run's
+    embeddings in turn, batched by ``batch_size`` from the run's first position; each is stored
+    as soon as it arrives, so a killed run keeps every finished shard.
     """
     if chunk % batch_size:
         raise ValueError(f"shard size {chunk} is not a multiple of the batch size {batch_size}")
@@ -169,8 +175,10 @@ def fill_store(store: EmbeddingStore, keys: list[str], compute: Callable[[list[i
             runs.append([i])
         else:
             runs[-1].append(i)
-    for positions in runs:
-        emb = compute(positions)
-        good = [j for j in range(len(positions)) if np.isfinite(emb[j]).all()]
-        if good:
-            store.add([keys[positions[j]] for j in good], emb[good])
+    if not runs:
+        return
+    with contextlib.closing(compute(runs)) as results:
+        for positions, emb in zip(runs, results):
+            good = np.flatnonzero(np.isfinite(emb).all(axis=1))
+            if len(good):
+                store.add([keys[positions[j]] for j in good], emb[good])

@@ -2,13 +2,14 @@
 persistent worker pool per run; preprocessing split into a shareable uint8 stage and the rest)."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import types
 from itertools import chain
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -270,6 +271,33 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def threads_beside_workers(device, num_workers: int) -> int | None:
+    """Torch's intra-op threads for encoding crops on the CPU while ``num_workers`` crop workers run:
+    the cores they leave free (at least one), or None to keep torch's setting (a GPU, no workers, or
+    already few enough). Idle OpenMP threads spin-wait between operations, so a thread per core in
+    the main process takes from the workers the CPU time they need to decode."""
+    import torch
+    if device.type != "cpu" or num_workers <= 0:
+        return None
+    threads = max(1, available_cores() - int(num_workers))
+    return threads if threads < torch.get_num_threads() else None
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None):
+    """Run the block with ``threads`` intra-op threads (None: unchanged), then restore the setting."""
+    import torch
+    if threads is None:
+        yield
+        return
+    saved = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
+
+
 class CropPipeline:
     """The image side of one engine run: one DataLoader with persistent workers for all its shards,
     and, with a :class:`SharedInputs`, that object's stores of stage outputs (see
@@ -313,24 +341,30 @@ class CropPipeline:
         self.counts["read"] += 1
         return ("read", path, box, tuple(fp for fp, store in self.stores.items() if store.get(key) is None))
 
-    def batches(self, items: Sequence[tuple[str, tuple | None]], batch_size: int):
-        """Yield ``(pixels, ok, problems)`` per batch of ``batch_size`` items, in order."""
+    def batches(self, groups: Sequence[Sequence[tuple[str, tuple | None]]], batch_size: int):
+        """Yield ``(group index, pixels, ok, problems)`` per batch: each group's items in batches of
+        ``batch_size`` from its first, groups in order, all in one pass of the workers, so that they
+        keep decoding across a group's end instead of waiting for its last batch."""
         from torch.utils.data import DataLoader
-        requests = [self._request(str(p), b) for p, b in items]
-        self._sampler.batches = [requests[s:s + batch_size] for s in range(0, len(requests), batch_size)]
+        batches, owners = [], []
+        for g, items in enumerate(groups):
+            requests = [self._request(str(p), b) for p, b in items]
+            for s in range(0, len(requests), batch_size):
+                batches.append(requests[s:s + batch_size])
+                owners.append((g, s))
+        self._sampler.batches = batches
         if self._loader is None:
             workers = self.num_workers
             self._loader = DataLoader(self.dataset, batch_sampler=self._sampler, num_workers=workers,
                                       collate_fn=_collate, persistent_workers=workers > 0,
                                       pin_memory=self.pin_memory)
-        start = 0
-        for pixels, ok, errs, stored in self._loader:
+        for (g, start), (pixels, ok, errs, stored) in zip(owners, self._loader):
+            items = groups[g]
             for j, outputs in enumerate(stored):
                 for fp, value in (outputs or {}).items():
                     if value is not None:
                         self.stores[fp].put(self._key(str(items[start + j][0]), items[start + j][1]), value)
-            start += len(ok)
-            yield pixels, ok, errs
+            yield g, pixels, ok, errs
 
     def close(self) -> None:
         """Stop the workers (they also stop when the pipeline is garbage-collected)."""
@@ -340,44 +374,54 @@ class CropPipeline:
             it._shutdown_workers()
 
 
-def encode_crops(loaded, items: Sequence[tuple[str, tuple | None]], batch_size: int = 256,
-                 precision: str = "fp32", num_workers: int = 0, progress: bool = False,
-                 desc: str = "crops", pipeline: CropPipeline | None = None
-                 ) -> tuple[np.ndarray, dict[int, tuple[str, str]]]:
-    """Embeddings of (image path, box) items, and {item index: (kind, reason)} of each failure (NaN rows).
+def encode_crop_groups(loaded, groups: Sequence[Sequence[tuple[str, tuple | None]]], batch_size: int = 256,
+                       precision: str = "fp32", progress: bool = False, desc: str = "crops",
+                       pipeline: CropPipeline | None = None) -> Iterator[tuple[np.ndarray, dict[int, tuple[str, str]]]]:
+    """For each group of (image path, box) items, in order: its embeddings and {item index: (kind,
+    reason)} of each failure (NaN rows), as :func:`encode_crops` gives them for that group alone.
 
-    A crop that was read and preprocessed but whose embedding is not finite is a :class:`ModelError`.
-    ``pipeline`` (the engine's, one per run) supplies the workers and shared stage outputs; without
-    one, a pipeline lives for this call only. Embeddings stay on the device until all batches are
-    done, then come to the host in one copy.
+    All groups go through the pipeline's workers in one pass (batches never span two groups, so the
+    result is the same as one call per group); each group's embeddings come to the host in one copy
+    when its last batch is encoded. ``pipeline`` defaults to one with no workers.
     """
     import torch
-    import torch.nn.functional as F
     from ..progress import tqdm
 
-    own = pipeline is None
-    pipeline = pipeline or CropPipeline(loaded, num_workers)
-    parts, problems, good = [], {}, np.zeros(len(items), dtype=bool)
-    bar = tqdm(total=len(items), desc=f"encode {desc}", unit="img", disable=not progress, smoothing=0.05)
+    pipeline = pipeline or CropPipeline(loaded, 0)
+    parts: list = []
+    done = 0
+    bar = tqdm(total=sum(map(len, groups)), desc=f"encode {desc}", unit="img", disable=not progress, smoothing=0.05)
     try:
         with torch.inference_mode(), precision_context(precision, loaded.device):
-            start = 0
-            for pixels, ok, errs in pipeline.batches(items, batch_size):
-                emb = None
-                if pixels is not None:
-                    feats = loaded.model.encode_image(pixels.to(loaded.device, dtype=pixel_dtype(precision),
-                                                                non_blocking=True))
-                    emb = F.normalize(feats.float(), dim=-1)
-                parts.append((start, len(ok), emb))
-                good[start:start + len(ok)] = ok
-                problems.update({start + j: e for j, e in enumerate(errs) if e})
-                start += len(ok)
+            for g, pixels, ok, errs in chain(pipeline.batches(groups, batch_size), [(len(groups), None, [], [])]):
+                while done < g:                      # every batch of group `done` is encoded
+                    yield _group_result(loaded, precision, groups[done], parts)
+                    parts, done = [], done + 1
+                if g == len(groups):
+                    break
+                parts.append((ok, errs, _encode_pixels(loaded, pixels, precision)))
                 bar.update(len(ok))
-            host = [(s, n, e.cpu().numpy() if e is not None else None) for s, n, e in parts]
     finally:
         bar.close()
-        if own:
-            pipeline.close()
+
+
+def _encode_pixels(loaded, pixels, precision: str):
+    """Normalised image embeddings of one batch, left on the device (None for a batch with no pixels)."""
+    import torch.nn.functional as F
+    if pixels is None:
+        return None
+    feats = loaded.model.encode_image(pixels.to(loaded.device, dtype=pixel_dtype(precision), non_blocking=True))
+    return F.normalize(feats.float(), dim=-1)
+
+
+def _group_result(loaded, precision: str, items, parts) -> tuple[np.ndarray, dict[int, tuple[str, str]]]:
+    """One group's batches (``(ok, problems, embeddings on the device)`` each) as host arrays, checked."""
+    host, problems, good, start = [], {}, np.zeros(len(items), dtype=bool), 0
+    for ok, errs, emb in parts:
+        host.append((start, len(ok), emb.cpu().numpy() if emb is not None else None))
+        good[start:start + len(ok)] = ok
+        problems.update({start + j: e for j, e in enumerate(errs) if e})
+        start += len(ok)
     dim = max((e.shape[1] for _, _, e in host if e is not None), default=0)
     out = np.full((len(items), dim), np.nan, dtype=np.float32)
     for s, n, e in host:
@@ -390,6 +434,23 @@ def encode_crops(loaded, items: Sequence[tuple[str, tuple | None]], batch_size: 
                                              ", ".join(f"{Path(p).name} box {b}" for p, b in first)))
     out[~good] = np.nan
     return out, problems
+
+
+def encode_crops(loaded, items: Sequence[tuple[str, tuple | None]], batch_size: int = 256,
+                 precision: str = "fp32", num_workers: int = 0, progress: bool = False,
+                 desc: str = "crops") -> tuple[np.ndarray, dict[int, tuple[str, str]]]:
+    """Embeddings of (image path, box) items, and {item index: (kind, reason)} of each failure (NaN rows).
+
+    A crop that was read and preprocessed but whose embedding is not finite is a :class:`ModelError`.
+    Embeddings stay on the device until all batches are done, then come to the host in one copy.
+    """
+    pipeline = CropPipeline(loaded, num_workers)
+    results = encode_crop_groups(loaded, [items], batch_size, precision, progress, desc, pipeline)
+    try:
+        return next(results)
+    finally:
+        results.close()
+        pipeline.close()
 
 
 def _non_finite_message(loaded, precision: str, what: str, n_bad: int, n: int, first: str) -> str:
