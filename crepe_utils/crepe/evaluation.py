@@ -97,13 +97,16 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
             raise ValueError(f"{loaded.spec.key}: say which systematicity split to use (train_data=cc12m, yfcc or "
                              "laion); it must be the model's training set for SC/UC to mean anything")
         train_data = paper.train_data
+    query_args = (benchmark, data_dir, hn_types, train_data, complexities, used.on_bad_row, used.empty_negatives,
+                  all_negatives)
+
     def read_queries():
-        return _limit(load_queries(benchmark, data_dir, hn_types, train_data, complexities, used.on_bad_row,
-                                   used.empty_negatives, all_negatives), used.limit)
-    tupled = [tuple(v) if v is not None else None for v in (hn_types, complexities)]
-    queries = shared.memo(("queries", benchmark, str(data_dir), *tupled, train_data, used.on_bad_row,
-                           used.empty_negatives, all_negatives, used.limit), read_queries) \
-        if shared is not None else read_queries()
+        return _limit(load_queries(*query_args), used.limit)
+    if shared is not None:      # the key: load_queries' arguments and the limit, lists made hashable
+        key = tuple(tuple(a) if isinstance(a, (list, tuple, set, frozenset)) else a for a in query_args)
+        queries = shared.memo(("queries", *key, used.limit), read_queries)
+    else:
+        queries = read_queries()
     index = ImageIndex(image_dir)
     cache = paths.cache_dir(cache_dir) / "embeddings" if cache_dir is not False else None
     result = engine.run(loaded, queries.queries, index, cache_dir=cache, precision=used.precision,

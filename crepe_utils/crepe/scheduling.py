@@ -25,6 +25,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from ..engine.shared_inputs import SharedInputs
 from ..errors import DeviceError, ModelError
 from ..models import registry
 from ..models.spec import check_device
@@ -65,7 +66,7 @@ class _Runner:
     def __init__(self, device: str, settings: dict):
         self.device, self.settings = device, dict(settings, device=device)
         self.key, self.loaded, self.load_error = None, None, {}
-        self.shared = None      # one engine.SharedInputs per runner: queries, crops, token ids prepared once
+        self.shared = None      # one SharedInputs per runner: queries, crops, token ids prepared once
 
     def __call__(self, job: Job, out, announce: bool = True) -> Outcome:
         from ..models import load_model
@@ -84,7 +85,7 @@ class _Runner:
                 self.key = job.key
             with contextlib.redirect_stdout(out):
                 if self.shared is None:
-                    self.shared = evaluation.engine.SharedInputs()
+                    self.shared = SharedInputs()
                 summary = evaluation.evaluate(job.key, benchmark=job.benchmark, loaded=self.loaded, shared=self.shared,
                                               **self.settings)
                 evaluation._print_summary(summary)
