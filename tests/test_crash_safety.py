@@ -75,15 +75,16 @@ def _shards(cache: Path, kind: str) -> set[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kill, at, images_left, texts_left", [
-    ("images", 11, 1, 0),     # 11th crop of 13: the first image shard (8) is stored, no text yet
-    ("texts", 19, 2, 2),      # 19th text batch of 27: two text shards (2 × 8 batches) are stored
-    ("shard", 4, 2, 1),       # the 4th shard written (2 image shards, then the 2nd text shard) is cut
-                              # in half before its rename
-    ("write", 3, 2, 4),       # the per-query table half written: every embedding is stored
+@pytest.mark.parametrize("kill, at, images_left, texts_left, total_left", [
+    # Texts encode in a thread beside the crops, so how far the other kind got when one is killed
+    # depends on timing (None: any number, checked as a subset of the clean run's shards).
+    ("images", 11, 1, None, None),   # 11th crop of 13: the first image shard (8) is stored
+    ("texts", 19, None, 2, None),    # 19th text batch of 27: two text shards (2 × 8 batches) are stored
+    ("shard", 4, None, None, 3),     # the 4th shard written is cut in half before its rename: 3 survive
+    ("write", 3, 2, 4, 6),           # the per-query table half written: every embedding is stored
 ])
-def test_killed_run_resumes_to_identical_files(kill, at, images_left, texts_left, tiny_model, crash_root, clean,
-                                               tmp_path):
+def test_killed_run_resumes_to_identical_files(kill, at, images_left, texts_left, total_left, tiny_model, crash_root,
+                                               clean, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache"
     _killed(_spawn(tmp_path, tiny_model, crash_root, out, cache, kill=kill, at=at))
     assert results.load_results(out).empty                    # no result is visible
@@ -91,7 +92,10 @@ def test_killed_run_resumes_to_identical_files(kill, at, images_left, texts_left
                                      and not atomic.is_temporary(p, out)))
     clean_out, clean_cache = clean
     # exactly the shards written before the kill survive, each identical to the clean run's
-    assert len(_shards(cache, "images")) == images_left and len(_shards(cache, "texts")) == texts_left
+    left = {"images": len(_shards(cache, "images")), "texts": len(_shards(cache, "texts"))}
+    assert images_left is None or left["images"] == images_left
+    assert texts_left is None or left["texts"] == texts_left
+    assert total_left is None or sum(left.values()) == total_left
     assert _shards(cache, "images") <= _shards(clean_cache, "images")
     assert _shards(cache, "texts") <= _shards(clean_cache, "texts")
 
@@ -171,11 +175,16 @@ def test_other_batch_sizes_never_mix_with_a_resumed_cache(tiny_model, crash_root
     _killed(_spawn(tmp_path, tiny_model, crash_root, out, cache, kill="texts", at=19))
     stored = _shards(cache, "texts")
     assert len(stored) == 2
+    crops_stored = 0                                         # crops encode beside the texts: as far as they got
+    for shard in cache.rglob("images-b*/shard-*.npz"):
+        with np.load(shard) as z:
+            crops_stored += len(z["keys"])
     # resumed with another text batch size: nothing of the killed run's text shards is used
     _evaluate(tiny_model, crash_root, out, cache, text_batch_size=32)
     manifest = results.load_manifest(next(out.rglob("manifest.json")).parent)
     assert manifest["run"]["run_n_texts_encoded"] == len(helpers.reference_text_work(crash_root[0], (4, 5)))
-    assert manifest["run"]["run_n_crops_encoded"] == 0       # the images' batch size did not change
+    # the images' batch size did not change: every crop the killed run stored is reused
+    assert manifest["run"]["run_n_crops_encoded"] == manifest["engine"]["n_distinct_crops"] - crops_stored
     fresh = tmp_path / "fresh"
     _evaluate(tiny_model, crash_root, fresh, False, text_batch_size=32)
     assert _files(out) == _files(fresh)
@@ -220,10 +229,11 @@ def test_shard_size_and_workers_do_not_change_bytes(loaded_tiny, crash_root, tmp
     assert np.array_equal(first.scores, plain.scores) and np.array_equal(again.scores, plain.scores)
 
 
-def test_crops_beside_workers_are_encoded_with_the_cores_they_leave(loaded_tiny, crash_root, monkeypatch):
-    """On the CPU with as many workers as cores, crops are encoded with one torch thread (an idle
-    OpenMP thread spins and takes a worker's core); the count is restored after the run, recorded,
-    and part of the cache key, so such a run never mixes with one at the full thread count."""
+def test_encoders_beside_workers_keep_to_the_cores_they_leave(loaded_tiny, crash_root, monkeypatch):
+    """On the CPU with as many workers as cores, crops and texts are encoded with one torch thread
+    each (an idle OpenMP thread spins and takes a worker's core); the main thread's count is restored
+    after the run, and the count is recorded and part of the cache key, so such a run never mixes
+    with one at the full thread count."""
     import torch
     from crepe_utils import metrics
     from crepe_utils.crepe import queries as D
@@ -234,20 +244,27 @@ def test_crops_beside_workers_are_encoded_with_the_cores_they_leave(loaded_tiny,
     saved = torch.get_num_threads()
     torch.set_num_threads(2)
     monkeypatch.setattr(encoders, "available_cores", lambda: 2)
-    seen = []
-    real = loaded_tiny.model.encode_image
+    seen, seen_texts = [], []
+    real, real_texts = loaded_tiny.model.encode_image, engine.encode_token_ids
 
     def spying(*args, **kwargs):
         seen.append(torch.get_num_threads())
         return real(*args, **kwargs)
+
+    def spying_texts(*args, **kwargs):            # runs in the engine's text thread
+        seen_texts.append(torch.get_num_threads())
+        return real_texts(*args, **kwargs)
     monkeypatch.setattr(loaded_tiny.model, "encode_image", spying)
+    monkeypatch.setattr(engine, "encode_token_ids", spying_texts)
     try:
         alone = engine.run(loaded_tiny, qs, index, image_batch_size=2)
-        assert seen and set(seen) == {2} and "image_encoding_threads" not in alone.stats
+        assert seen and set(seen) == {2} and set(seen_texts) == {2} and "encoding_threads" not in alone.stats
         seen.clear()
+        seen_texts.clear()
         pooled = engine.run(loaded_tiny, qs, index, image_batch_size=2, num_workers=2)
         assert seen and set(seen) == {1} and torch.get_num_threads() == 2
-        assert pooled.stats["image_encoding_threads"] == 1
+        assert seen_texts and set(seen_texts) == {1}           # in the text thread, set for itself
+        assert pooled.stats["encoding_threads"] == 1
         assert pooled.stats["cache_fingerprint"] != alone.stats["cache_fingerprint"]
     finally:
         torch.set_num_threads(saved)

@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,10 +60,11 @@ import numpy as np
 from ..errors import DataError
 from .embedding_cache import EmbeddingStore, fill_store, model_fingerprint, store_name
 from .encoders import (CropPipeline, UNREADABLE_IMAGE, available_cores, cut_text_forward, encode_crop_groups,
-                       encode_token_ids, threads_beside_workers, torch_threads)
-from .precisions import check_weights, settings_in_effect
+                       encode_token_ids, set_thread_count, threads_beside_workers, torch_thread_count,
+                       torch_threads)
+from .precisions import check_weights, precision_context, settings_in_effect
 from .shared_inputs import SharedInputs
-from .tokenizing import TRUNCATIONS, TextPlan, Tokens, text_plan
+from .tokenizing import TRUNCATIONS, TextPlan, text_plan
 
 
 class Query(Protocol):
@@ -151,18 +153,43 @@ def _drop_unusable_crops(kept: list[Query], problems: dict[tuple, tuple[str, str
     return still, dropped
 
 
+class _Background:
+    """``fn()`` in a daemon thread, or (``concurrent=False``) in the caller's thread when its result is
+    asked for. :meth:`result` returns its value or raises what it raised."""
+
+    def __init__(self, fn, name: str, concurrent: bool = True):
+        self._fn, self._value, self._error, self._thread = fn, None, None, None
+        if concurrent:
+            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
+            self._error = exc
+
+    def raise_if_failed(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def wait(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def result(self):
+        if self._thread is None:
+            return self._fn()
+        self.wait()
+        self.raise_if_failed()
+        return self._value
+
+
 def _tokens_and_plan(shared: SharedInputs, tokenizer, texts: list[str], truncation: str, num_workers: int,
                      cache_dir) -> tuple[TextPlan, str]:
     """The text work plan of ``texts`` (:func:`text_plan`) and where their token ids came from."""
     tokens, source = shared._tokens_and_source(tokenizer, texts, truncation, num_workers, cache_dir)
     return text_plan(texts, tokens), source
-
-
-def _subplan(plan: TextPlan, texts: list[str], context_length: int) -> TextPlan:
-    """The plan of a subset of the texts ``plan`` was made for: the same as planning them afresh."""
-    ids = [plan.distinct_ids[plan.text_key[t]] for t in texts]
-    over = np.fromiter((t in plan.over for t in texts), dtype=bool, count=len(texts))
-    return text_plan(texts, Tokens(ids, over, context_length))
 
 
 def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.PathLike | None = None,
@@ -180,8 +207,9 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     check_weights(loaded, precision)
     if truncation not in TRUNCATIONS:
         raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
-    image_threads = threads_beside_workers(loaded.device, num_workers)
-    fp = model_fingerprint(loaded, precision, length_cut, truncation, image_threads)
+    # on the CPU with decoding workers, both encoders keep to the cores the workers leave
+    threads = threads_beside_workers(loaded.device, num_workers)
+    fp = model_fingerprint(loaded, precision, length_cut, truncation, threads)
     root = Path(cache_dir) / fp if cache_dir is not None else None
     # one run's own SharedInputs keeps no crops: each is encoded once anyway
     shared = shared if shared is not None else SharedInputs(max_crop_bytes=0)
@@ -210,21 +238,51 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     crop_key_list = [crop_keys[c] for c in crops]
     image_store = EmbeddingStore(root / store_name("images", image_batch_size) if root else None)
 
-    # -- texts: tokenized and planned in a thread while the crops encode (the fast tokenizer is plain
-    #    Python and the crops are read by worker processes); captions of queries dropped for their crop
-    #    are tokenized too, which changes no other caption's ids
+    # -- texts: planned (tokenized, token-identical captions merged, sorted by length) and encoded in a
+    #    thread while the crops encode, so that neither the encoder nor the decoding workers wait for
+    #    the other. The text work is every caption of every query whose image file exists, so it needs
+    #    nothing from the image phase: captions of queries later dropped for an unreadable image or a
+    #    bad box are encoded too (a few extra texts, in the rare runs that skip such rows).
     tokenizer = loaded.tokenizer
     token_policy = "keep_eot" if truncation == "error" else truncation
-    all_texts = sorted({c for q in kept for c in q.candidates})
-    all_key = shared.plan_key(tokenizer, all_texts, token_policy)
-    pool = future = None
-    if fast_tokenizer.supports(tokenizer) and (all_key is None or all_key not in shared.plans):
-        import concurrent.futures
-        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="crepe-tokenize")
-        future = pool.submit(_tokens_and_plan, shared, tokenizer, all_texts, token_policy, 0, cache_dir)
+    texts = sorted({c for q in kept for c in q.candidates})
+    key = shared.plan_key(tokenizer, texts, token_policy)
+    held = shared.plans.get(key) if key is not None else None
+    text_store = EmbeddingStore(root / store_name("texts", text_batch_size) if root else None)
+    if held is None and not fast_tokenizer.supports(tokenizer):    # tokenized by worker processes, first
+        workers = max(num_workers, min(8, available_cores()))
+        held = _tokens_and_plan(shared, tokenizer, texts, token_policy, workers, cache_dir)
+    counts = {"images_encoded": 0, "texts_encoded": 0}
+    text_threads = (threads or torch_thread_count()) if loaded.device.type == "cpu" else None
+    stop = threading.Event()
+    queries_with_images = list(kept)
+
+    def make_plan():
+        t = time.perf_counter()
+        plan, source = (held, "memory") if isinstance(held, TextPlan) else held or _tokens_and_plan(
+            shared, tokenizer, texts, token_policy, 0, cache_dir)
+        if key is not None:
+            shared.plans[key] = plan
+        if plan.over and truncation == "error":
+            raise DataError(_overlength_message(queries_with_images, plan.over, int(tokenizer.context_length)))
+        return plan, source, time.perf_counter() - t
+
+    def encode_texts():
+        plan, source, t_tok = plan_job.result()
+        set_thread_count(text_threads)      # this thread's own count, set before its first operation
+        t = time.perf_counter()
+
+        def compute_texts(runs):
+            for pos in runs:
+                if stop.is_set():
+                    return
+                counts["texts_encoded"] += len(pos)
+                yield encode_token_ids(loaded, [plan.distinct_ids[plan.work[p]] for p in pos], text_batch_size,
+                                       precision, length_cut, progress)
+        fill_store(text_store, plan.work, compute_texts, text_batch_size * shard_batches, text_batch_size)
+        return plan, source, t_tok, time.perf_counter() - t
 
     crop_problems: dict[tuple, tuple[str, str]] = {}     # (image id, box) → (kind, reason)
-    counts = {"images_encoded": 0, "texts_encoded": 0}
     pipeline = CropPipeline(loaded, num_workers, shared)
 
     def compute_crops(runs):
@@ -234,48 +292,39 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
             for pos, (emb, problems) in zip(runs, results):
                 crop_problems.update({crops[pos[j]]: why for j, why in problems.items()})
                 counts["images_encoded"] += len(pos)
+                plan_job.raise_if_failed()           # e.g. over-long captions with truncation="error"
+                texts_job.raise_if_failed()
                 yield emb
-    t_img = time.perf_counter()
-    try:
-        with torch_threads(image_threads):
-            fill_store(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches, image_batch_size)
-    finally:
-        pipeline.close()
-        if pool is not None:
-            pool.shutdown(wait=False)
-    t_img = time.perf_counter() - t_img
-    if crop_problems:
-        kept, dropped = _drop_unusable_crops(kept, crop_problems, image_index, skip_missing_images, skip_bad_boxes)
-        skipped.extend(dropped)
 
-    # -- texts: distinct by token ids, sorted by length for cutting
-    t_tok = time.perf_counter()
-    texts = sorted({c for q in kept for c in q.candidates}) if crop_problems else all_texts
-    key = shared.plan_key(tokenizer, texts, token_policy) if texts is not all_texts else all_key
-    plan, token_source = shared.plans.get(key) if key is not None else None, "memory"
-    if plan is None:
-        if future is None:
-            workers = max(num_workers, min(8, available_cores()))
-            plan, token_source = _tokens_and_plan(shared, tokenizer, texts, token_policy, workers, cache_dir)
-        else:
-            all_plan, token_source = future.result()
-            plan = all_plan if texts is all_texts else _subplan(all_plan, texts, int(tokenizer.context_length))
-        if key is not None:
-            shared.plans[key] = plan
+    # Texts beside the crops where that keeps the hardware busy without crowding it: on a GPU, or on
+    # the CPU when workers decode (the encoders then keep to the cores the workers leave). On the CPU
+    # without workers both encoders would compete for the same cores, so the texts follow the crops
+    # (only the fast tokenizer's plain-Python work runs beside them). One precision scope around both
+    # threads, so that neither restores the global settings under the other.
+    beside = loaded.device.type != "cpu" or num_workers > 0
+    with precision_context(precision, loaded.device):
+        plan_job = _Background(make_plan, "crepe-tokenize", concurrent=not beside and held is None)
+        texts_job = _Background(encode_texts, "crepe-texts", concurrent=beside)
+        try:
+            t_img = time.perf_counter()
+            try:
+                with torch_threads(threads):
+                    fill_store(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches,
+                               image_batch_size)
+            finally:
+                pipeline.close()
+            t_img = time.perf_counter() - t_img
+            if crop_problems:
+                kept, dropped = _drop_unusable_crops(kept, crop_problems, image_index, skip_missing_images,
+                                                     skip_bad_boxes)
+                skipped.extend(dropped)
+            plan, token_source, t_tok, t_txt = texts_job.result()
+        except BaseException:
+            stop.set()                               # the text thread ends after its current shard
+            texts_job.wait()
+            plan_job.wait()
+            raise
     text_key, over, distinct_ids, work = plan.text_key, plan.over, plan.distinct_ids, plan.work
-    if over and truncation == "error":
-        raise DataError(_overlength_message(kept, over, int(tokenizer.context_length)))
-    text_store = EmbeddingStore(root / store_name("texts", text_batch_size) if root else None)
-    t_tok = time.perf_counter() - t_tok
-    t_txt = time.perf_counter()
-
-    def compute_texts(runs):
-        for pos in runs:
-            counts["texts_encoded"] += len(pos)
-            yield encode_token_ids(loaded, [distinct_ids[work[p]] for p in pos], text_batch_size, precision,
-                                   length_cut, progress)
-    fill_store(text_store, work, compute_texts, text_batch_size * shard_batches, text_batch_size)
-    t_txt = time.perf_counter() - t_txt
 
     # -- scores: each query's own candidates against its crop, vectorised over all candidates
     needed = {(q.image_id, q.box) for q in kept}          # unreadable images are gone by now
@@ -304,7 +353,7 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         "run_tokens_from": token_source,
         "length_cut": bool(length_cut and cut_text_forward(loaded.model) is not None),
         "fp32_precision": settings_in_effect(precision, loaded.device),
-        **({"image_encoding_threads": image_threads} if image_threads is not None else {}),
+        **({"encoding_threads": threads} if threads is not None else {}),
         **({"fp16_weights": getattr(loaded.model, "crepe_fp16_weights", None)} if precision == "fp16-weights" else {}),
         "seconds_images": round(t_img, 3), "seconds_tokenize": round(t_tok, 3), "seconds_texts": round(t_txt, 3),
         "seconds_total": round(time.perf_counter() - t0, 3),

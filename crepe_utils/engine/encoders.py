@@ -272,7 +272,7 @@ def available_cores() -> int:
 
 
 def threads_beside_workers(device, num_workers: int) -> int | None:
-    """Torch's intra-op threads for encoding crops on the CPU while ``num_workers`` crop workers run:
+    """Torch's intra-op threads for the encoders on the CPU while ``num_workers`` crop workers run:
     the cores they leave free (at least one), or None to keep torch's setting (a GPU, no workers, or
     already few enough). Idle OpenMP threads spin-wait between operations, so a thread per core in
     the main process takes from the workers the CPU time they need to decode."""
@@ -281,6 +281,22 @@ def threads_beside_workers(device, num_workers: int) -> int | None:
         return None
     threads = max(1, available_cores() - int(num_workers))
     return threads if threads < torch.get_num_threads() else None
+
+
+def torch_thread_count() -> int:
+    import torch
+    return torch.get_num_threads()
+
+
+def set_thread_count(threads: int | None) -> None:
+    """Set the calling thread's torch intra-op thread count (None: leave it). Each thread that runs
+    torch operations keeps its own count (OpenMP's per-thread setting), taken from the latest global
+    setting at its first operation: asking first makes that happen now, so the count set here stays
+    whatever another thread sets later."""
+    import torch
+    if threads is not None:
+        torch.get_num_threads()
+        torch.set_num_threads(threads)
 
 
 @contextlib.contextmanager
