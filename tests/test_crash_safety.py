@@ -229,11 +229,11 @@ def test_shard_size_and_workers_do_not_change_bytes(loaded_tiny, crash_root, tmp
     assert np.array_equal(first.scores, plain.scores) and np.array_equal(again.scores, plain.scores)
 
 
-def test_encoders_beside_workers_keep_to_the_cores_they_leave(loaded_tiny, crash_root, monkeypatch):
-    """On the CPU with as many workers as cores, crops and texts are encoded with one torch thread
-    each (an idle OpenMP thread spins and takes a worker's core); the main thread's count is restored
-    after the run, and the count is recorded and part of the cache key, so such a run never mixes
-    with one at the full thread count."""
+def test_crops_beside_workers_are_encoded_with_the_cores_they_leave(loaded_tiny, crash_root, monkeypatch):
+    """On the CPU with as many workers as cores, crops are encoded with one torch thread (an idle
+    OpenMP thread spins and takes a worker's core) and texts, in their own thread, with torch's
+    count; the main thread's count is restored after the run, and the crops' count is recorded and
+    part of the cache key, so such a run never mixes with one at the full thread count."""
     import torch
     from crepe_utils import metrics
     from crepe_utils.crepe import queries as D
@@ -258,13 +258,13 @@ def test_encoders_beside_workers_keep_to_the_cores_they_leave(loaded_tiny, crash
     monkeypatch.setattr(engine, "encode_token_ids", spying_texts)
     try:
         alone = engine.run(loaded_tiny, qs, index, image_batch_size=2)
-        assert seen and set(seen) == {2} and set(seen_texts) == {2} and "encoding_threads" not in alone.stats
+        assert seen and set(seen) == {2} and set(seen_texts) == {2} and "image_encoding_threads" not in alone.stats
         seen.clear()
         seen_texts.clear()
         pooled = engine.run(loaded_tiny, qs, index, image_batch_size=2, num_workers=2)
         assert seen and set(seen) == {1} and torch.get_num_threads() == 2
-        assert seen_texts and set(seen_texts) == {1}           # in the text thread, set for itself
-        assert pooled.stats["encoding_threads"] == 1
+        assert seen_texts and set(seen_texts) == {2}           # in the text thread, set for itself
+        assert pooled.stats["image_encoding_threads"] == 1
         assert pooled.stats["cache_fingerprint"] != alone.stats["cache_fingerprint"]
     finally:
         torch.set_num_threads(saved)

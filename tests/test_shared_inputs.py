@@ -292,3 +292,45 @@ def test_shared_failures_are_the_same_failures(four_models, synthetic_root, tmp_
         assert np.array_equal(together.scores.view(np.uint32), alone.scores.view(np.uint32)), name
         if name != "a":
             assert together.stats["run_n_crops_read"] == 0, name
+
+
+def test_held_crops_are_finished_in_batches_exactly_as_one_by_one():
+    """The main process finishes held crops a batch at a time: bit for bit what the model's own
+    ToTensor and Normalize give per image (an independent loop over torchvision's transforms)."""
+    import torch
+    from PIL import Image
+    from open_clip.transform import image_transform
+    from torchvision import transforms as T
+    rest = encoders.split_preprocess(image_transform(24, is_train=False))[1]
+    finish = encoders.batch_finisher(rest)
+    rng = np.random.default_rng(3)
+    arrays = [rng.integers(0, 256, size=(24, 24, 3), dtype=np.uint8) for _ in range(5)]
+    expected = torch.stack([rest(Image.fromarray(a)) for a in arrays])
+    assert torch.equal(finish(arrays).view(torch.int32), expected.view(torch.int32))
+    # anything but exactly ToTensor then Normalize (not in place) is left to the per-image path
+    norm = T.Normalize((0.5, 0.5, 0.5), (0.2, 0.2, 0.2))
+    assert encoders.batch_finisher(T.Compose([T.ToTensor(), T.Normalize(norm.mean, norm.std, inplace=True)])) is None
+    assert encoders.batch_finisher(T.Compose([T.ToTensor(), norm, T.Lambda(lambda x: x)])) is None
+    assert encoders.batch_finisher(T.Compose([T.ToTensor()])) is None
+
+
+def test_a_model_whose_crops_are_all_held_starts_no_workers(four_models, synthetic_root, monkeypatch):
+    import torch.utils.data
+    from crepe_utils.crepe import queries as D
+    data_dir, image_dir = synthetic_root
+    qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
+    first, second = four_models["a"], four_models["b"]
+    alone = engine.run(second, qs, ImageIndex(image_dir), image_batch_size=3, num_workers=2)
+    shared = shared_inputs.SharedInputs()
+    engine.run(first, qs, ImageIndex(image_dir), image_batch_size=3, num_workers=2, shared=shared)
+    made = []
+    real = torch.utils.data.DataLoader
+
+    class Counting(real):
+        def __init__(self, *args, **kwargs):
+            made.append(1)
+            super().__init__(*args, **kwargs)
+    monkeypatch.setattr(torch.utils.data, "DataLoader", Counting)
+    again = engine.run(second, qs, ImageIndex(image_dir), image_batch_size=3, num_workers=2, shared=shared)
+    assert made == [] and again.stats["run_n_crops_shared"] == again.stats["n_distinct_crops"]
+    assert np.array_equal(again.scores.view(np.uint32), alone.scores.view(np.uint32))

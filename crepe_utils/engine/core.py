@@ -60,7 +60,7 @@ import numpy as np
 from ..errors import DataError
 from .embedding_cache import EmbeddingStore, fill_store, model_fingerprint, store_name
 from .encoders import (CropPipeline, UNREADABLE_IMAGE, available_cores, cut_text_forward, encode_crop_groups,
-                       encode_token_ids, set_thread_count, threads_beside_workers, torch_thread_count,
+                       encode_token_ids, indexed_device, prepare_thread, threads_beside_workers, torch_thread_count,
                        torch_threads)
 from .precisions import check_weights, precision_context, settings_in_effect
 from .shared_inputs import SharedInputs
@@ -207,9 +207,8 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     check_weights(loaded, precision)
     if truncation not in TRUNCATIONS:
         raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
-    # on the CPU with decoding workers, both encoders keep to the cores the workers leave
-    threads = threads_beside_workers(loaded.device, num_workers)
-    fp = model_fingerprint(loaded, precision, length_cut, truncation, threads)
+    image_threads = threads_beside_workers(loaded.device, num_workers)
+    fp = model_fingerprint(loaded, precision, length_cut, truncation, image_threads)
     root = Path(cache_dir) / fp if cache_dir is not None else None
     # one run's own SharedInputs keeps no crops: each is encoded once anyway
     shared = shared if shared is not None else SharedInputs(max_crop_bytes=0)
@@ -253,7 +252,8 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         workers = max(num_workers, min(8, available_cores()))
         held = _tokens_and_plan(shared, tokenizer, texts, token_policy, workers, cache_dir)
     counts = {"images_encoded": 0, "texts_encoded": 0}
-    text_threads = (threads or torch_thread_count()) if loaded.device.type == "cpu" else None
+    text_threads = torch_thread_count() if loaded.device.type == "cpu" else None
+    text_device = indexed_device(loaded.device)
     stop = threading.Event()
     queries_with_images = list(kept)
 
@@ -269,7 +269,7 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
 
     def encode_texts():
         plan, source, t_tok = plan_job.result()
-        set_thread_count(text_threads)      # this thread's own count, set before its first operation
+        prepare_thread(text_device, text_threads)     # before its first torch operation
         t = time.perf_counter()
 
         def compute_texts(runs):
@@ -297,10 +297,11 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
                 yield emb
 
     # Texts beside the crops where that keeps the hardware busy without crowding it: on a GPU, or on
-    # the CPU when workers decode (the encoders then keep to the cores the workers leave). On the CPU
-    # without workers both encoders would compete for the same cores, so the texts follow the crops
-    # (only the fast tokenizer's plain-Python work runs beside them). One precision scope around both
-    # threads, so that neither restores the global settings under the other.
+    # the CPU when workers decode (the crop encoder then keeps to the cores the workers leave, the text
+    # encoder to torch's count). On the CPU without workers both encoders would compete for the same
+    # cores, so the texts follow the crops (only the fast tokenizer's plain-Python work runs beside
+    # them). One precision scope around both threads, so that neither restores the global settings
+    # under the other.
     beside = loaded.device.type != "cpu" or num_workers > 0
     with precision_context(precision, loaded.device):
         plan_job = _Background(make_plan, "crepe-tokenize", concurrent=not beside and held is None)
@@ -308,7 +309,7 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         try:
             t_img = time.perf_counter()
             try:
-                with torch_threads(threads):
+                with torch_threads(image_threads):
                     fill_store(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches,
                                image_batch_size)
             finally:
@@ -353,7 +354,7 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
         "run_tokens_from": token_source,
         "length_cut": bool(length_cut and cut_text_forward(loaded.model) is not None),
         "fp32_precision": settings_in_effect(precision, loaded.device),
-        **({"encoding_threads": threads} if threads is not None else {}),
+        **({"image_encoding_threads": image_threads} if image_threads is not None else {}),
         **({"fp16_weights": getattr(loaded.model, "crepe_fp16_weights", None)} if precision == "fp16-weights" else {}),
         "seconds_images": round(t_img, 3), "seconds_tokenize": round(t_tok, 3), "seconds_texts": round(t_txt, 3),
         "seconds_total": round(time.perf_counter() - t0, 3),

@@ -113,11 +113,12 @@ class EmbeddingStore:
         return out
 
 
-def model_fingerprint(loaded, precision: str, length_cut: bool, truncation: str, threads: int | None = None) -> str:
+def model_fingerprint(loaded, precision: str, length_cut: bool, truncation: str,
+                      image_threads: int | None = None) -> str:
     """Everything that changes an embedding of the model, hashed: weights, architecture,
     preprocessing, numerics, and the kernels that compute it (device, CPU instruction set and
-    thread count, torch version). ``threads``: the CPU thread count the encoders run with, where
-    it is not torch's current one (:func:`encoders.threads_beside_workers`). The batch size,
+    thread count, torch version). ``image_threads``: the CPU thread count crops are encoded with,
+    where it is not torch's current one (:func:`encoders.threads_beside_workers`). The batch size,
     which also changes an embedding's last bits, names the store inside it (:func:`store_name`).
     """
     import torch
@@ -127,9 +128,10 @@ def model_fingerprint(loaded, precision: str, length_cut: bool, truncation: str,
         kernels = {"gpu": torch.cuda.get_device_name(device), "cuda": torch.version.cuda,
                    "cudnn": torch.backends.cudnn.version()}
     else:
-        kernels = {"cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                   "threads": int(threads) if threads is not None else torch.get_num_threads(),
+        kernels = {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
                    "mkldnn": bool(torch.backends.mkldnn.enabled), "MKL_CBWR": os.environ.get("MKL_CBWR")}
+        if image_threads is not None:
+            kernels["image_threads"] = int(image_threads)
     ident = {
         "architecture": spec.architecture, "model_config": spec.model_config,
         "weights": spec.checkpoint_sha256 or spec.pretrained or "random-init",

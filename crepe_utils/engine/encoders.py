@@ -163,6 +163,28 @@ def split_preprocess(preprocess):
     return T.Compose(steps[:n]), T.Compose(steps[n:]), fingerprint
 
 
+def batch_finisher(rest):
+    """A function finishing a batch of stage outputs (uint8 arrays, height × width × 3, one shape) at
+    once, as ``torch.stack([rest(Image.fromarray(a)) for a in arrays])`` would, bit for bit; or None
+    unless ``rest`` is exactly ToTensor then Normalize (not in place), whose per-image operations
+    (to float, ÷ 255, − mean, ÷ std, elementwise in IEEE fp32) it repeats on the whole batch."""
+    from torchvision import transforms as T
+    steps = list(getattr(rest, "transforms", ()))
+    if (type(rest) is not T.Compose or len(steps) != 2 or qualified_name(steps[0]) not in _TO_TENSOR
+            or type(steps[1]) is not T.Normalize or steps[1].inplace):
+        return None
+    import torch
+    mean = torch.as_tensor(steps[1].mean, dtype=torch.float32).view(1, -1, 1, 1)
+    std = torch.as_tensor(steps[1].std, dtype=torch.float32).view(1, -1, 1, 1)
+    if mean.shape[1] != 3 or std.shape[1] != 3 or bool((std == 0).any()):
+        return None
+
+    def finish(arrays):
+        x = torch.from_numpy(np.stack(arrays)).permute(0, 3, 1, 2).contiguous()
+        return x.to(dtype=torch.float32).div(255).sub_(mean).div_(std)
+    return finish
+
+
 class CropDataset:
     """Preprocessed crops for the engine's DataLoader; a failure is returned as (kind, reason), not raised.
 
@@ -272,7 +294,7 @@ def available_cores() -> int:
 
 
 def threads_beside_workers(device, num_workers: int) -> int | None:
-    """Torch's intra-op threads for the encoders on the CPU while ``num_workers`` crop workers run:
+    """Torch's intra-op threads for encoding crops on the CPU while ``num_workers`` crop workers run:
     the cores they leave free (at least one), or None to keep torch's setting (a GPU, no workers, or
     already few enough). Idle OpenMP threads spin-wait between operations, so a thread per core in
     the main process takes from the workers the CPU time they need to decode."""
@@ -288,12 +310,24 @@ def torch_thread_count() -> int:
     return torch.get_num_threads()
 
 
-def set_thread_count(threads: int | None) -> None:
-    """Set the calling thread's torch intra-op thread count (None: leave it). Each thread that runs
-    torch operations keeps its own count (OpenMP's per-thread setting), taken from the latest global
-    setting at its first operation: asking first makes that happen now, so the count set here stays
-    whatever another thread sets later."""
+def indexed_device(device):
+    """``device`` with its index: for a bare ``cuda``, the calling thread's current CUDA device."""
     import torch
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+def prepare_thread(device, threads: int | None) -> None:
+    """Make a new thread compute like the run's main thread. On CUDA, ``device`` (from
+    :func:`indexed_device`, asked in the main thread) becomes its current device: a new thread starts
+    on cuda:0, where pinned memory would otherwise open a context. On the CPU, ``threads`` becomes its
+    own torch intra-op thread count (None: leave it). Each thread keeps its own count (OpenMP's
+    per-thread setting), taken from the latest global setting at its first operation: asking first
+    makes that happen now, so the count set here stays whatever another thread sets later."""
+    import torch
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
     if threads is not None:
         torch.get_num_threads()
         torch.set_num_threads(threads)
@@ -331,6 +365,7 @@ class CropPipeline:
         self.dataset = CropDataset(loaded.preprocess, *(split if split else (None, None, None)), other_stages=others)
         self.stores = {fp: shared.crop_store(fp) for fp in [own, *others] if fp is not None} if sharing else {}
         self.own = self.stores.get(own)
+        self.finish = batch_finisher(split[1]) if split else None
         self.num_workers = int(num_workers)
         self.pin_memory = loaded.device.type == "cuda"
         self.counts = {"read": 0, "shared": 0}
@@ -368,6 +403,11 @@ class CropPipeline:
             for s in range(0, len(requests), batch_size):
                 batches.append(requests[s:s + batch_size])
                 owners.append((g, s))
+        if self.finish is not None and all(r[0] != "read" for b in batches for r in b):
+            # every crop is held already: finished here, a batch at a time, without the workers
+            for (g, _), batch in zip(owners, batches):
+                yield (g, *self._finish_held(batch))
+            return
         self._sampler.batches = batches
         if self._loader is None:
             workers = self.num_workers
@@ -381,6 +421,26 @@ class CropPipeline:
                     if value is not None:
                         self.stores[fp].put(self._key(str(items[start + j][0]), items[start + j][1]), value)
             yield g, pixels, ok, errs
+
+    def _finish_held(self, batch: list) -> tuple:
+        """(pixels, ok, problems) of a batch of held crops ("finish" and "fail" requests), like a worker's."""
+        import torch
+        ok = [r[0] == "finish" for r in batch]
+        arrays = [r[1] for r in batch if r[0] == "finish"]
+        errs = [None if good else r[1] for good, r in zip(ok, batch)]
+        if not arrays:
+            return None, ok, errs
+        if len({a.shape for a in arrays}) > 1:   # a stage that does not fix the size: one by one
+            from PIL import Image
+            done = torch.stack([self.dataset.rest(Image.fromarray(a)) for a in arrays])
+        else:
+            done = self.finish(arrays)
+        if len(arrays) == len(batch):
+            pixels = done
+        else:                                       # failed crops: zeros, as the workers' collate has them
+            pixels = done.new_zeros((len(batch), *done.shape[1:]))
+            pixels[torch.tensor(ok)] = done
+        return (pixels.pin_memory() if self.pin_memory else pixels), ok, errs
 
     def close(self) -> None:
         """Stop the workers (they also stop when the pipeline is garbage-collected)."""
