@@ -216,8 +216,8 @@ def test_shard_size_and_workers_do_not_change_bytes(loaded_tiny, crash_root, tmp
     thread count is part of the key: the next test.)"""
     from crepe_utils.crepe import queries as D
     from crepe_utils.crepe.images import ImageIndex
-    from crepe_utils.engine import encoders
-    monkeypatch.setattr(encoders, "available_cores", lambda: 64)
+    from crepe_utils.engine import threads as engine_threads
+    monkeypatch.setattr(engine_threads, "available_cores", lambda: 64)
     qs = D.load_productivity(crash_root[0], complexities=(4, 5)).queries
     index = ImageIndex(crash_root[1])
     kw = dict(image_batch_size=2, text_batch_size=16)
@@ -238,12 +238,12 @@ def test_crops_beside_workers_are_encoded_with_the_cores_they_leave(loaded_tiny,
     from crepe_utils import metrics
     from crepe_utils.crepe import queries as D
     from crepe_utils.crepe.images import ImageIndex
-    from crepe_utils.engine import encoders
+    from crepe_utils.engine import threads as engine_threads
     qs = D.load_productivity(crash_root[0], complexities=(4, 5)).queries
     index = ImageIndex(crash_root[1])
     saved = torch.get_num_threads()
     torch.set_num_threads(2)
-    monkeypatch.setattr(encoders, "available_cores", lambda: 2)
+    monkeypatch.setattr(engine_threads, "available_cores", lambda: 2)
     seen, seen_texts = [], []
     real, real_texts = loaded_tiny.model.encode_image, engine.encode_token_ids
 

@@ -290,3 +290,46 @@ def test_evaluate_paper_reports_models_whose_weights_are_missing(capsys, tmp_pat
     assert f"cyclip-rn50: CyCLIP RN50 weights not found at {tmp_path}" in err and "drive.google.com" in err
     assert f"albef-14m: ALBEF weights not found at {tmp_path}" in err
     assert "failed: cyclip-rn50, albef-14m" in err and "Traceback" not in err
+
+
+def test_flat_scoring_equals_a_loop_over_queries(tmp_path):
+    """The vectorised scoring (layout index arrays, the plan's rows, a keep mask) against a plain loop
+    over queries and candidates with dicts; token-identical texts, over-long texts, several regions per
+    image, a missing image and dropped queries included. Catches an off-by-one in the crop rows, a
+    mask applied to queries but not their candidates, or truncation counted per text not per candidate."""
+    from types import SimpleNamespace
+    from crepe_utils.engine.layout import query_layout
+    from crepe_utils.engine.tokenizing import Tokens, text_plan, token_key
+
+    rng = np.random.default_rng(7)
+    for i in range(6):
+        (tmp_path / f"{i}.jpg").write_bytes(b"x" * (i + 1))
+    index = ImageIndex(tmp_path)
+    words = [f"w{j}" for j in range(12)]
+    queries = [SimpleNamespace(query_id=f"q{n}", image_id=str(rng.integers(0, 7)),   # image 6 has no file
+                               box=(float(rng.integers(0, 3)), 0.0, 5.0, 5.0),
+                               candidates=tuple(rng.choice(words, size=int(rng.integers(1, 5)), replace=False)))
+               for n in range(60)]
+    layout = query_layout(queries, index, skip_missing_images=True)
+    assert [q for q, _ in layout.missing] == [q for q in queries if q.image_id == "6"] and layout.missing
+    # token ids: w0/w1 and w2/w3 are token-identical; w4 and w5 are over-long
+    ids = {w: (1, 100 + int(w[1:]) // 2 if int(w[1:]) < 4 else 100 + int(w[1:]), 2) for w in words}
+    over = {"w4", "w5"}
+    plan = text_plan(layout.texts, Tokens([ids[t] for t in layout.texts], np.array([t in over for t in layout.texts]), 77))
+    text_emb = {k: rng.standard_normal(4).astype(np.float32) for k in plan.work}
+    crop_emb = {k: rng.standard_normal(4).astype(np.float32) for k in layout.crop_keys}
+    key_of_crop = dict(zip(layout.crops, layout.crop_keys))
+    keep = rng.random(len(layout.kept)) < 0.7
+
+    def stacked(table):
+        return lambda keys: np.stack([table[k] for k in keys])
+    scores, offsets, truncated = engine._scores(layout, keep, plan, stacked(text_emb), stacked(crop_emb))
+    kept = [q for q, k in zip(layout.kept, keep) if k]
+    assert len(offsets) == len(kept) + 1
+    for i, q in enumerate(kept):
+        expected = [float(np.dot(text_emb[token_key(ids[c])], crop_emb[key_of_crop[(q.image_id, q.box)]]))
+                    for c in q.candidates]
+        np.testing.assert_allclose(scores[offsets[i]:offsets[i + 1]], expected, rtol=1e-6)
+        assert truncated[i] == sum(c in over for c in q.candidates)
+    all_scores, all_offsets, _ = engine._scores(layout, None, plan, stacked(text_emb), stacked(crop_emb))
+    assert len(all_offsets) == len(layout.kept) + 1 and len(all_scores) == int(all_offsets[-1])

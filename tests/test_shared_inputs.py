@@ -17,6 +17,7 @@ import helpers
 from crepe_utils.engine import embedding_cache
 from crepe_utils.engine import encoders
 from crepe_utils.engine import shared_inputs
+from crepe_utils.engine import threads as engine_threads
 from crepe_utils.engine import tokenizing
 from crepe_utils.engine import core as engine
 from crepe_utils.crepe import evaluation
@@ -252,7 +253,7 @@ def test_one_worker_pool_serves_every_shard(loaded_tiny, synthetic_root, monkeyp
     from crepe_utils.crepe import queries as D
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
-    monkeypatch.setattr(encoders, "available_cores", lambda: 64)      # torch's thread count left alone
+    monkeypatch.setattr(engine_threads, "available_cores", lambda: 64)      # torch's thread count left alone
     plain = engine.run(loaded_tiny, qs, ImageIndex(image_dir), image_batch_size=1, shard_batches=2)
     made = []
     real = torch.utils.data.DataLoader
@@ -334,3 +335,18 @@ def test_a_model_whose_crops_are_all_held_starts_no_workers(four_models, synthet
     again = engine.run(second, qs, ImageIndex(image_dir), image_batch_size=3, num_workers=2, shared=shared)
     assert made == [] and again.stats["run_n_crops_shared"] == again.stats["n_distinct_crops"]
     assert np.array_equal(again.scores.view(np.uint32), alone.scores.view(np.uint32))
+
+
+def test_the_query_layout_is_built_once_per_query_list(four_models, synthetic_root, tmp_path, monkeypatch):
+    """Later models of a run reuse the first one's layout (image files listed and stat'ed, captions
+    sorted, scoring index built once); another query list gets its own."""
+    from crepe_utils.engine import layout
+    built = []
+    real = layout.query_layout
+    monkeypatch.setattr(shared_inputs, "query_layout", lambda qs, *a: built.append(len(qs)) or real(qs, *a))
+    shared = shared_inputs.SharedInputs()
+    for name, loaded in four_models.items():
+        _evaluate(loaded, synthetic_root, tmp_path / name, shared=shared)
+    assert len(built) == 1
+    _evaluate(four_models["a"], synthetic_root, tmp_path / "fewer", shared=shared, limit=5)
+    assert len(built) == 2 and built[1] < built[0]

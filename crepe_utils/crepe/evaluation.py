@@ -105,9 +105,9 @@ def evaluate(model: str, pretrained: str | None = None, model_config: str | None
     if shared is not None:      # the key: load_queries' arguments and the limit, lists made hashable
         key = tuple(tuple(a) if isinstance(a, (list, tuple, set, frozenset)) else a for a in query_args)
         queries = shared.memo(("queries", *key, used.limit), read_queries)
+        index = shared.memo(("image index", str(image_dir)), lambda: ImageIndex(image_dir))   # listed once
     else:
-        queries = read_queries()
-    index = ImageIndex(image_dir)
+        queries, index = read_queries(), ImageIndex(image_dir)
     cache = paths.cache_dir(cache_dir) / "embeddings" if cache_dir is not False else None
     result = engine.run(loaded, queries.queries, index, cache_dir=cache, precision=used.precision,
                         image_batch_size=used.batch_size, text_batch_size=used.text_batch_size,

@@ -17,7 +17,7 @@ import dataclasses
 import numbers
 from dataclasses import dataclass, field
 
-from ..engine import encoders
+from ..engine import threads
 from ..engine import precisions
 from ..engine import tokenizing
 from ..errors import CrepeError
@@ -94,7 +94,7 @@ class EvaluationSettings:
         """These settings with what was left to the model and machine filled in, as the run used them."""
         workers = self.num_workers
         if workers is None:
-            workers = min(8, encoders.available_cores()) if loaded.device.type == "cuda" else 0
+            workers = min(8, threads.available_cores()) if loaded.device.type == "cuda" else 0
         return dataclasses.replace(self, device=str(loaded.device), num_workers=workers,
                                    truncation=self.truncation or loaded.spec.truncation)
 

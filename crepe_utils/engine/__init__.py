@@ -5,6 +5,8 @@
 ``tokenizing``       captions → token ids (truncation, the fast path, the token-id cache)
 ``encoders``         token ids and crops → embeddings (length-cut batches, the crop worker pool)
 ``embedding_cache``  the verified, content-addressed embedding cache
+``threads``          cores, torch's thread counts, and work in a thread that computes like its starter
+``layout``           what a query list alone decides: kept queries, crops and their keys, captions, the scoring index
 ``shared_inputs``    what a multi-model run prepares once
 ``core``             :func:`core.run`: a query list → embeddings → scores, with what was skipped and why
 

@@ -47,7 +47,6 @@ tokenizer; the results are byte-identical to separate runs (tests/test_shared_in
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import threading
 import time
@@ -59,11 +58,10 @@ import numpy as np
 
 from ..errors import DataError
 from .embedding_cache import EmbeddingStore, fill_store, model_fingerprint, store_name
-from .encoders import (CropPipeline, UNREADABLE_IMAGE, available_cores, cut_text_forward, encode_crop_groups,
-                       encode_token_ids, indexed_device, prepare_thread, threads_beside_workers, torch_thread_count,
-                       torch_threads)
+from .encoders import CropPipeline, UNREADABLE_IMAGE, cut_text_forward, encode_crop_groups, encode_token_ids
 from .precisions import check_weights, precision_context, settings_in_effect
 from .shared_inputs import SharedInputs
+from .threads import Background, available_cores, threads_beside_workers, torch_threads
 from .tokenizing import TRUNCATIONS, TextPlan, text_plan
 
 
@@ -122,9 +120,10 @@ def _overlength_message(queries: Sequence[Query], over: set[str], context_length
             "vendored tokenizer, end token dropped); CLI: --truncation.")
 
 
-def _drop_unusable_crops(kept: list[Query], problems: dict[tuple, tuple[str, str]], image_index,
-                         skip_images: bool, skip_boxes: bool) -> tuple[list[Query], list[tuple[Query, str]]]:
-    """Remove the queries whose crop has no embedding, or raise, naming the culprit.
+def _unusable_crops(kept: list[Query], problems: dict[tuple, tuple[str, str]], image_index,
+                    skip_images: bool, skip_boxes: bool) -> tuple[np.ndarray, list[tuple[Query, str]]]:
+    """Which of ``kept`` still have an embedding for their crop (a mask), and why each other one was
+    dropped; or raise, naming the culprit.
 
     An unreadable image is the image's fault (every query on it goes); a box outside its image or a
     crop that cannot be preprocessed is its CSV row's fault (only the queries with that box go).
@@ -142,47 +141,16 @@ def _drop_unusable_crops(kept: list[Query], problems: dict[tuple, tuple[str, str
         raise DataError(f"{len(rows)} query row(s) have a region that cannot be encoded:\n  " + "\n  ".join(listed)
                         + ("\n  ..." if len(rows) > 10 else "")
                         + "\nFix those rows, or pass --skip-bad-rows (they are skipped and counted).")
-    still, dropped = [], []
-    for q in kept:
+    keep, dropped = np.ones(len(kept), dtype=bool), []
+    for i, q in enumerate(kept):
         if q.image_id in by_image:
             dropped.append((q, UNREADABLE_IMAGE))
         elif (q.image_id, q.box) in by_box:
             dropped.append((q, by_box[(q.image_id, q.box)][0]))
         else:
-            still.append(q)
-    return still, dropped
-
-
-class _Background:
-    """``fn()`` in a daemon thread, or (``concurrent=False``) in the caller's thread when its result is
-    asked for. :meth:`result` returns its value or raises what it raised."""
-
-    def __init__(self, fn, name: str, concurrent: bool = True):
-        self._fn, self._value, self._error, self._thread = fn, None, None, None
-        if concurrent:
-            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-            self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._value = self._fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
-            self._error = exc
-
-    def raise_if_failed(self) -> None:
-        if self._error is not None:
-            raise self._error
-
-    def wait(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-
-    def result(self):
-        if self._thread is None:
-            return self._fn()
-        self.wait()
-        self.raise_if_failed()
-        return self._value
+            continue
+        keep[i] = False
+    return keep, dropped
 
 
 def _tokens_and_plan(shared: SharedInputs, tokenizer, texts: list[str], truncation: str, num_workers: int,
@@ -190,6 +158,26 @@ def _tokens_and_plan(shared: SharedInputs, tokenizer, texts: list[str], truncati
     """The text work plan of ``texts`` (:func:`text_plan`) and where their token ids came from."""
     tokens, source = shared._tokens_and_source(tokenizer, texts, truncation, num_workers, cache_dir)
     return text_plan(texts, tokens), source
+
+
+def _scores(layout, keep: np.ndarray | None, plan: TextPlan, text_emb_of, crop_emb_of):
+    """Scores, offsets and per-query truncated-candidate counts of the kept queries (``keep``: a mask over
+    ``layout.kept``, None for all), from the flat index arrays of the layout and the plan: no Python
+    loop over candidates. ``text_emb_of(keys)``/``crop_emb_of(keys)`` give the embeddings of store keys."""
+    n_cand = np.diff(layout.offsets)
+    text_of_cand, crop_of_query = layout.text_of_candidate, layout.crop_of_query
+    if keep is not None:
+        text_of_cand, crop_of_query, n_cand = text_of_cand[np.repeat(keep, n_cand)], crop_of_query[keep], n_cand[keep]
+    offsets = np.zeros(len(n_cand) + 1, dtype=np.int64)
+    np.cumsum(n_cand, out=offsets[1:])
+    live = np.zeros(len(layout.crops), dtype=bool)       # crops with a kept query: unreadable ones are gone
+    live[crop_of_query] = True
+    crop_row = np.cumsum(live) - 1
+    scores = score_candidates(text_emb_of(plan.work), crop_emb_of([layout.crop_keys[i] for i in np.flatnonzero(live)]),
+                              plan.row_of_text[text_of_cand], np.repeat(crop_row[crop_of_query], n_cand))
+    over = plan.over_mask[text_of_cand].astype(np.int64)
+    truncated = np.add.reduceat(over, offsets[:-1]) if len(n_cand) else np.zeros(0, dtype=np.int64)
+    return scores, offsets, truncated
 
 
 def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.PathLike | None = None,
@@ -202,6 +190,7 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     ``shared`` (one :class:`SharedInputs` for several runs on the same queries) lets later runs reuse
     the decoded, resized crops and the token ids of earlier ones; the results are the same either way.
     """
+    import torch
     from ..models import fast_tokenizer
     t0 = time.perf_counter()
     check_weights(loaded, precision)
@@ -212,29 +201,12 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     root = Path(cache_dir) / fp if cache_dir is not None else None
     # one run's own SharedInputs keeps no crops: each is encoded once anyway
     shared = shared if shared is not None else SharedInputs(max_crop_bytes=0)
-    skipped: list[tuple[Query, str]] = []
 
-    # -- images: distinct (image id, box); missing files are an error unless skipped explicitly
-    missing = set(image_index.missing(q.image_id for q in queries))
-    if missing and not skip_missing_images:
-        first = sorted(missing, key=lambda s: (len(s), s))[:10]
-        raise DataError(f"{len(missing):,} image(s) missing under {image_index.root} (first: {', '.join(first)}). "
-                        "Run `make data-vg`, point --image-dir/VG_IMAGES at the images, or pass "
-                        "--skip-missing-images to evaluate without those queries (they are counted).")
-    kept = []
-    for q in queries:
-        if q.image_id in missing:
-            skipped.append((q, "missing image"))
-        else:
-            kept.append(q)
-    crop_keys: dict[tuple, str] = {}
-    for q in kept:
-        ck = (q.image_id, q.box)
-        if ck not in crop_keys:
-            st = os.stat(image_index.path(q.image_id))
-            crop_keys[ck] = hashlib.sha1(f"{q.image_id}|{q.box!r}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
-    crops = sorted(crop_keys, key=lambda k: (len(k[0]), k[0], k[1]))
-    crop_key_list = [crop_keys[c] for c in crops]
+    # -- what the queries alone decide (built once per query list and shared): images that exist,
+    #    distinct crops and their cache keys, distinct captions, the scoring index
+    layout = shared.layout(queries, image_index, skip_missing_images)
+    skipped: list[tuple[Query, str]] = list(layout.missing)
+    crops = layout.crops
     image_store = EmbeddingStore(root / store_name("images", image_batch_size) if root else None)
 
     # -- texts: planned (tokenized, token-identical captions merged, sorted by length) and encoded in a
@@ -244,32 +216,27 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     #    bad box are encoded too (a few extra texts, in the rare runs that skip such rows).
     tokenizer = loaded.tokenizer
     token_policy = "keep_eot" if truncation == "error" else truncation
-    texts = sorted({c for q in kept for c in q.candidates})
-    key = shared.plan_key(tokenizer, texts, token_policy)
-    held = shared.plans.get(key) if key is not None else None
+    texts = layout.texts
+    key = shared.plan_key(tokenizer, layout.texts_digest, token_policy)
+    held = (shared.plans[key], "memory") if key in shared.plans else None
     text_store = EmbeddingStore(root / store_name("texts", text_batch_size) if root else None)
     if held is None and not fast_tokenizer.supports(tokenizer):    # tokenized by worker processes, first
         workers = max(num_workers, min(8, available_cores()))
         held = _tokens_and_plan(shared, tokenizer, texts, token_policy, workers, cache_dir)
     counts = {"images_encoded": 0, "texts_encoded": 0}
-    text_threads = torch_thread_count() if loaded.device.type == "cpu" else None
-    text_device = indexed_device(loaded.device)
     stop = threading.Event()
-    queries_with_images = list(kept)
 
     def make_plan():
         t = time.perf_counter()
-        plan, source = (held, "memory") if isinstance(held, TextPlan) else held or _tokens_and_plan(
-            shared, tokenizer, texts, token_policy, 0, cache_dir)
+        plan, source = held or _tokens_and_plan(shared, tokenizer, texts, token_policy, 0, cache_dir)
         if key is not None:
             shared.plans[key] = plan
         if plan.over and truncation == "error":
-            raise DataError(_overlength_message(queries_with_images, plan.over, int(tokenizer.context_length)))
+            raise DataError(_overlength_message(layout.kept, plan.over, int(tokenizer.context_length)))
         return plan, source, time.perf_counter() - t
 
     def encode_texts():
         plan, source, t_tok = plan_job.result()
-        prepare_thread(text_device, text_threads)     # before its first torch operation
         t = time.perf_counter()
 
         def compute_texts(runs):
@@ -304,20 +271,22 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
     # under the other.
     beside = loaded.device.type != "cpu" or num_workers > 0
     with precision_context(precision, loaded.device):
-        plan_job = _Background(make_plan, "crepe-tokenize", concurrent=not beside and held is None)
-        texts_job = _Background(encode_texts, "crepe-texts", concurrent=beside)
+        plan_job = Background(make_plan, "crepe-tokenize", concurrent=not beside and held is None)
+        texts_job = Background(encode_texts, "crepe-texts", concurrent=beside, device=loaded.device,
+                               threads=torch.get_num_threads() if loaded.device.type == "cpu" else None)
         try:
             t_img = time.perf_counter()
             try:
                 with torch_threads(image_threads):
-                    fill_store(image_store, crop_key_list, compute_crops, image_batch_size * shard_batches,
+                    fill_store(image_store, layout.crop_keys, compute_crops, image_batch_size * shard_batches,
                                image_batch_size)
             finally:
                 pipeline.close()
             t_img = time.perf_counter() - t_img
+            keep = None
             if crop_problems:
-                kept, dropped = _drop_unusable_crops(kept, crop_problems, image_index, skip_missing_images,
-                                                     skip_bad_boxes)
+                keep, dropped = _unusable_crops(layout.kept, crop_problems, image_index, skip_missing_images,
+                                                skip_bad_boxes)
                 skipped.extend(dropped)
             plan, token_source, t_tok, t_txt = texts_job.result()
         except BaseException:
@@ -325,28 +294,15 @@ def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.Pa
             texts_job.wait()
             plan_job.wait()
             raise
-    text_key, over, distinct_ids, work = plan.text_key, plan.over, plan.distinct_ids, plan.work
 
     # -- scores: each query's own candidates against its crop, vectorised over all candidates
-    needed = {(q.image_id, q.box) for q in kept}          # unreadable images are gone by now
-    live_crops = [crop_keys[c] for c in crops if c in needed]
-    text_rows = {k: i for i, k in enumerate(work)}
-    crop_rows = {k: i for i, k in enumerate(live_crops)}
-    text_emb = text_store.get(work)
-    crop_emb = image_store.get(live_crops)
-    n_cand = np.fromiter((len(q.candidates) for q in kept), dtype=np.int64, count=len(kept))
-    offsets = np.zeros(len(kept) + 1, dtype=np.int64)
-    np.cumsum(n_cand, out=offsets[1:])
-    cand_idx = np.fromiter((text_rows[text_key[c]] for q in kept for c in q.candidates), dtype=np.int64,
-                           count=int(offsets[-1]))
-    crop_idx = np.fromiter((crop_rows[crop_keys[(q.image_id, q.box)]] for q in kept), dtype=np.int64, count=len(kept))
-    scores = score_candidates(text_emb, crop_emb, cand_idx, np.repeat(crop_idx, n_cand))
-    truncated = np.fromiter((sum(c in over for c in q.candidates) for q in kept), dtype=np.int64, count=len(kept))
+    kept = list(layout.kept) if keep is None else [q for q, k in zip(layout.kept, keep.tolist()) if k]
+    scores, offsets, truncated = _scores(layout, keep, plan, text_store.get, image_store.get)
     stats = {
         "n_queries": len(queries), "n_scored": len(kept), "n_skipped": len(skipped),
-        "n_distinct_crops": len(crops), "n_distinct_texts": len(distinct_ids), "n_texts": len(texts),
-        "n_token_identical_merged": len(texts) - len(distinct_ids),
-        "n_overlength_texts": len(over), "cache_fingerprint": fp,
+        "n_distinct_crops": len(crops), "n_distinct_texts": len(plan.work), "n_texts": len(texts),
+        "n_token_identical_merged": len(texts) - len(plan.work),
+        "n_overlength_texts": len(plan.over), "cache_fingerprint": fp,
         # what this run found in the cache: run-specific (RUN_STATS), unlike everything above
         "run_n_crops_encoded": counts["images_encoded"], "run_n_texts_encoded": counts["texts_encoded"],
         "run_n_damaged_cache_shards": len(image_store.damaged) + len(text_store.damaged),

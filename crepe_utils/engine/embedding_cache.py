@@ -105,11 +105,11 @@ class EmbeddingStore:
     def get(self, keys: Sequence[str]) -> np.ndarray:
         if not keys:
             return np.zeros((0, 0), np.float32)
-        locs = [self._index[k] for k in keys]
-        dim = self._shards[locs[0][0]].shape[1]
-        out = np.empty((len(keys), dim), dtype=np.float32)
-        for j, (s, i) in enumerate(locs):
-            out[j] = self._shards[s][i]
+        locs = np.array([self._index[k] for k in keys], dtype=np.int64).reshape(-1, 2)
+        out = np.empty((len(keys), self._shards[locs[0, 0]].shape[1]), dtype=np.float32)
+        for s in np.unique(locs[:, 0]).tolist():     # rows copied shard by shard
+            rows = np.flatnonzero(locs[:, 0] == s)
+            out[rows] = self._shards[s][locs[rows, 1]]
         return out
 
 
@@ -118,7 +118,7 @@ def model_fingerprint(loaded, precision: str, length_cut: bool, truncation: str,
     """Everything that changes an embedding of the model, hashed: weights, architecture,
     preprocessing, numerics, and the kernels that compute it (device, CPU instruction set and
     thread count, torch version). ``image_threads``: the CPU thread count crops are encoded with,
-    where it is not torch's current one (:func:`encoders.threads_beside_workers`). The batch size,
+    where it is not torch's current one (:func:`threads.threads_beside_workers`). The batch size,
     which also changes an embedding's last bits, names the store inside it (:func:`store_name`).
     """
     import torch

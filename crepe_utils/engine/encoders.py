@@ -2,7 +2,6 @@
 persistent worker pool per run; preprocessing split into a shareable uint8 stage and the rest)."""
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -283,69 +282,6 @@ class _Batches:
 
     def __len__(self) -> int:
         return len(self.batches)
-
-
-def available_cores() -> int:
-    """CPU cores this process may run on (its affinity mask where the platform has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def threads_beside_workers(device, num_workers: int) -> int | None:
-    """Torch's intra-op threads for encoding crops on the CPU while ``num_workers`` crop workers run:
-    the cores they leave free (at least one), or None to keep torch's setting (a GPU, no workers, or
-    already few enough). Idle OpenMP threads spin-wait between operations, so a thread per core in
-    the main process takes from the workers the CPU time they need to decode."""
-    import torch
-    if device.type != "cpu" or num_workers <= 0:
-        return None
-    threads = max(1, available_cores() - int(num_workers))
-    return threads if threads < torch.get_num_threads() else None
-
-
-def torch_thread_count() -> int:
-    import torch
-    return torch.get_num_threads()
-
-
-def indexed_device(device):
-    """``device`` with its index: for a bare ``cuda``, the calling thread's current CUDA device."""
-    import torch
-    if device.type == "cuda" and device.index is None:
-        return torch.device("cuda", torch.cuda.current_device())
-    return device
-
-
-def prepare_thread(device, threads: int | None) -> None:
-    """Make a new thread compute like the run's main thread. On CUDA, ``device`` (from
-    :func:`indexed_device`, asked in the main thread) becomes its current device: a new thread starts
-    on cuda:0, where pinned memory would otherwise open a context. On the CPU, ``threads`` becomes its
-    own torch intra-op thread count (None: leave it). Each thread keeps its own count (OpenMP's
-    per-thread setting), taken from the latest global setting at its first operation: asking first
-    makes that happen now, so the count set here stays whatever another thread sets later."""
-    import torch
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    if threads is not None:
-        torch.get_num_threads()
-        torch.set_num_threads(threads)
-
-
-@contextlib.contextmanager
-def torch_threads(threads: int | None):
-    """Run the block with ``threads`` intra-op threads (None: unchanged), then restore the setting."""
-    import torch
-    if threads is None:
-        yield
-        return
-    saved = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(saved)
 
 
 class CropPipeline:

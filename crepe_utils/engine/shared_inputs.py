@@ -8,7 +8,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .encoders import split_preprocess
-from .tokenizing import (TOKENS_FOLDER, TextPlan, TokenCache, Tokens, texts_digest, tokenize_parallel,
+from .layout import QueryLayout, query_layout
+from .tokenizing import (TOKENS_FOLDER, TextPlan, TokenCache, Tokens, tokenize_parallel,
                          tokenizer_fingerprint)
 
 
@@ -48,6 +49,10 @@ class SharedInputs:
       merged duplicates, length order) is built once; token ids are also kept on disk under the
       cache folder (:class:`TokenCache`), so separate runs reuse them.
 
+    * the query layout (:func:`query_layout`: which images exist, the crops' cache keys from each
+      file's size and modification time, the sorted captions, the scoring index): built by the first
+      run on a query list and reused by later runs on the same (immutable) query objects.
+
     Nothing here changes what is computed, only how often: results are byte-identical to separate runs.
     """
 
@@ -67,6 +72,13 @@ class SharedInputs:
         if key not in self._memo:
             self._memo[key] = make()
         return self._memo[key]
+
+    def layout(self, queries, image_index, skip_missing_images: bool) -> QueryLayout:
+        """:func:`query_layout`, built once per list of query objects and image index. Both are held
+        with it, so that the ids in its key stay theirs."""
+        key = ("layout", id(image_index), bool(skip_missing_images), tuple(map(id, queries)))
+        return self.memo(key, lambda: (image_index, list(queries),
+                                       query_layout(queries, image_index, skip_missing_images)))[2]
 
     def expect(self, *preprocesses) -> None:
         """Announce the preprocessings of models still to come: from now on, every crop a run decodes is
@@ -120,6 +132,8 @@ class SharedInputs:
             disk.write(texts, tokens)
         return tokens, source
 
-    def plan_key(self, tokenizer, texts: Sequence[str], truncation: str) -> tuple | None:
+    def plan_key(self, tokenizer, digest: str, truncation: str) -> tuple | None:
+        """The key of a text plan in :attr:`plans`: tokenizer, truncation and the text list's ``digest``
+        (:func:`texts_digest`); None for a tokenizer without a fingerprint."""
         fp = self.tokenizer_fingerprint(tokenizer)
-        return None if fp is None else (fp, truncation, texts_digest(texts))
+        return None if fp is None else (fp, truncation, digest)

@@ -200,17 +200,20 @@ class TokenCache:
 class TextPlan:
     """The text side of a run: which texts merge (same token ids), and the encoding order."""
 
-    text_key: dict          #: text → token key
-    over: frozenset         #: texts over the context length
-    distinct_ids: dict      #: token key → ids
-    work: list              #: token keys, shortest first (ties by ids)
+    row_of_text: np.ndarray   #: per text (in the order planned): its row in ``work``
+    over_mask: np.ndarray     #: per text: over the context length
+    over: frozenset           #: the texts over the context length
+    distinct_ids: dict        #: token key → ids
+    work: list                #: token keys, shortest first (ties by ids)
 
 
 def text_plan(texts: Sequence[str], tokens: Tokens) -> TextPlan:
-    text_key = {t: token_key(ids) for t, ids in zip(texts, tokens.ids)}
-    over = frozenset(t for t, o in zip(texts, tokens.overlength) if o)
+    keys = [token_key(ids) for ids in tokens.ids]
     distinct_ids = {}
-    for t, ids in zip(texts, tokens.ids):
-        distinct_ids.setdefault(text_key[t], ids)
+    for k, ids in zip(keys, tokens.ids):
+        distinct_ids.setdefault(k, ids)
     work = sorted(distinct_ids, key=lambda k: (len(distinct_ids[k]), distinct_ids[k]))
-    return TextPlan(text_key, over, distinct_ids, work)
+    row = {k: i for i, k in enumerate(work)}
+    over_mask = np.asarray(tokens.overlength, dtype=bool)
+    return TextPlan(np.fromiter(map(row.__getitem__, keys), dtype=np.int64, count=len(keys)), over_mask,
+                    frozenset(t for t, o in zip(texts, over_mask.tolist()) if o), distinct_ids, work)
