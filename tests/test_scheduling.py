@@ -128,6 +128,45 @@ def test_a_failed_model_is_reported_and_counted_like_the_sequential_loop(cyclip_
     assert results["seq"] == results["par"] and len(results["seq"]) == 3     # CyCLIP's result, complete
 
 
+def test_the_next_model_loads_while_the_current_job_runs(monkeypatch):
+    """Sequential jobs: while a model's jobs run, the next other model loads in a thread; the job that
+    needs it gets that very object, and a model that fails to load in the background fails its own
+    jobs only, with its own error. The overlap is checked by an event, not by timing: the first job
+    waits until the second model has started loading, which only a loader beside it can do."""
+    import threading
+    from types import SimpleNamespace
+    from crepe_utils.errors import ModelError
+    started = {k: threading.Event() for k in ("a", "b", "bad", "c")}
+    loaded_in, evaluated = {}, []
+
+    def load(self, key):
+        loaded_in[key] = threading.current_thread().name
+        started[key].set()
+        if key == "bad":
+            raise ModelError("its weights are damaged")
+        return SimpleNamespace(key=key)
+
+    def evaluate(key, benchmark, loaded, **kw):
+        assert loaded.key == key
+        if key == "a" and benchmark == "systematicity":
+            assert started["b"].wait(timeout=30), "model b did not start loading while a's first job ran"
+        evaluated.append((key, benchmark))
+
+    monkeypatch.setattr(scheduling._Runner, "_load", load)
+    monkeypatch.setattr(scheduling.evaluation, "evaluate", evaluate)
+    monkeypatch.setattr(scheduling.evaluation, "_print_summary", lambda summary: None)
+    jobs = [scheduling.Job("a", "systematicity"), scheduling.Job("a", "productivity"),
+            scheduling.Job("b", "productivity"), scheduling.Job("bad", "systematicity"),
+            scheduling.Job("bad", "productivity"), scheduling.Job("c", "productivity")]
+    err = io.StringIO()
+    outcomes = scheduling.run_jobs(jobs, ["cpu"], {}, out=io.StringIO(), err=err)
+    assert [o.ok for o in outcomes] == [True, True, True, False, False, True]
+    assert evaluated == [("a", "systematicity"), ("a", "productivity"), ("b", "productivity"), ("c", "productivity")]
+    assert loaded_in["a"] == threading.main_thread().name
+    assert {loaded_in[k] for k in ("b", "bad", "c")} == {"crepe-load-next"}
+    assert err.getvalue().splitlines() == ["error: bad: its weights are damaged"]
+
+
 def _dying_worker(index, device, settings, conn):
     """A worker that dies (as if killed) when it is handed the job of model "die"."""
     conn.send(("ready", None))

@@ -26,6 +26,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..engine.shared_inputs import SharedInputs
+from ..engine.threads import Background
 from ..errors import DeviceError, ModelError
 from ..models import registry
 from ..models.spec import check_device
@@ -61,28 +62,62 @@ def parse_devices(text: str) -> list[str]:
 
 
 class _Runner:
-    """Runs jobs on one device in this process, keeping the last loaded model for the next job."""
+    """Runs jobs on one device in this process, keeping the last loaded model for the next job, and
+    (:meth:`prefetch`) loading the next job's model in a thread while the current job runs."""
 
     def __init__(self, device: str, settings: dict):
         self.device, self.settings = device, dict(settings, device=device)
         self.key, self.loaded, self.load_error = None, None, {}
         self.shared = None      # one SharedInputs per runner: queries, crops, token ids prepared once
+        self._next: tuple[str, Background] | None = None     # the model loading for a later job
 
-    def __call__(self, job: Job, out, announce: bool = True) -> Outcome:
+    def _load(self, key: str):
         from ..models import load_model
+        return load_model(key, device=self.device, precision=self._precision())
+
+    def prefetch(self, key: str) -> None:
+        """Start loading ``key``'s model in a thread (reading, hashing and unpickling the checkpoint, moving
+        it to the device), so that the job that needs it need not wait; a failure is that job's."""
+        if key != self.key and key not in self.load_error and (self._next is None or self._next[0] != key):
+            self.cancel_prefetch()
+            import torch      # one thread: loading is mostly reading and copying, beside a run that computes
+            self._next = (key, Background(lambda: self._load(key), "crepe-load-next", device=torch.device(self.device),
+                                          threads=1))
+
+    def _model(self, key: str):
+        """``key``'s model: the one loading in the background, or loaded now."""
+        pending, self._next = self._next, None
+        if pending is not None and pending[0] == key:
+            return pending[1].result()
+        if pending is not None:
+            pending[1].wait()
+        return self._load(key)
+
+    def cancel_prefetch(self) -> None:
+        """Wait for a model still loading and drop it (its error too)."""
+        pending, self._next = self._next, None
+        if pending is not None:
+            pending[1].wait()
+
+    def __call__(self, job: Job, out, announce: bool = True, then: str | None = None) -> Outcome:
+        """Run ``job``; ``then``: the model of a later job, loaded (:meth:`prefetch`) while this one runs."""
         if announce:
             print(f"== {job.display or job.key}: {job.benchmark}", file=out, flush=True)
         try:
-            if job.key in self.load_error:
-                raise self.load_error[job.key]
-            if self.key != job.key:
-                self._release()
-                try:
-                    self.loaded = load_model(job.key, device=self.device, precision=self._precision())
-                except Exception as exc:  # noqa: BLE001 - remembered: the model's other jobs fail alike
-                    self.load_error[job.key] = exc
-                    raise
-                self.key = job.key
+            try:
+                if job.key in self.load_error:
+                    raise self.load_error[job.key]
+                if self.key != job.key:
+                    self._release()
+                    try:
+                        self.loaded = self._model(job.key)
+                    except Exception as exc:  # noqa: BLE001 - remembered: the model's other jobs fail alike
+                        self.load_error[job.key] = exc
+                        raise
+                    self.key = job.key
+            finally:
+                if then is not None:       # whether or not this job's model loaded
+                    self.prefetch(then)
             with contextlib.redirect_stdout(out):
                 if self.shared is None:
                     self.shared = SharedInputs()
@@ -142,9 +177,13 @@ def run_jobs(jobs: list[Job], devices: list[str], settings: dict, out=None, err=
     if len(devices) == 1:
         runner = _Runner(devices[0], settings)
         outcomes = []
-        for job in jobs:
-            outcomes.append(runner(job, out))
-            report(outcomes[-1])
+        try:
+            for i, job in enumerate(jobs):
+                # the next other model loads in the background while this job runs
+                outcomes.append(runner(job, out, then=next((j.key for j in jobs[i + 1:] if j.key != job.key), None)))
+                report(outcomes[-1])
+        finally:
+            runner.cancel_prefetch()
         return outcomes
     return _run_parallel(jobs, devices, settings, out, report)
 
