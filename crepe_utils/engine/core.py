@@ -40,9 +40,9 @@ identical runs are bit-identical; a run that reuses cache entries written by a *
 set can differ from a fresh run in those last bits, which changes a rank only for a near-tie at
 that level. ``cache_dir=None`` (``--no-cache``) rules this out.
 
-Several models on the same queries (``evaluate-paper``) share one :class:`SharedInputs`: each crop
-is decoded once and resized once per distinct preprocessing stage, each caption tokenized once per
-tokenizer; the results are byte-identical to separate runs (tests/test_shared_inputs.py).
+Several models on the same queries (``evaluate-paper``) share one :class:`SharedInputs`: the query
+layout (:mod:`.layout`) is built once, each crop is decoded once and resized once per distinct
+preprocessing stage, each caption tokenized once per tokenizer; the results are byte-identical to separate runs (tests/test_shared_inputs.py).
 """
 from __future__ import annotations
 

@@ -359,24 +359,20 @@ class CropPipeline:
             yield g, pixels, ok, errs
 
     def _finish_held(self, batch: list) -> tuple:
-        """(pixels, ok, problems) of a batch of held crops ("finish" and "fail" requests), like a worker's."""
+        """(pixels, ok, problems) of a batch of held crops ("finish" and "fail" requests), as a worker gives them."""
         import torch
-        ok = [r[0] == "finish" for r in batch]
         arrays = [r[1] for r in batch if r[0] == "finish"]
-        errs = [None if good else r[1] for good, r in zip(ok, batch)]
-        if not arrays:
-            return None, ok, errs
-        if len({a.shape for a in arrays}) > 1:   # a stage that does not fix the size: one by one
-            from PIL import Image
-            done = torch.stack([self.dataset.rest(Image.fromarray(a)) for a in arrays])
+        if len({a.shape for a in arrays}) != 1:      # nothing to finish, or several sizes: as a worker would
+            pixels, ok, errs, _ = _collate([self.dataset[r] for r in batch])
         else:
-            done = self.finish(arrays)
-        if len(arrays) == len(batch):
-            pixels = done
-        else:                                       # failed crops: zeros, as the workers' collate has them
-            pixels = done.new_zeros((len(batch), *done.shape[1:]))
-            pixels[torch.tensor(ok)] = done
-        return (pixels.pin_memory() if self.pin_memory else pixels), ok, errs
+            ok = [r[0] == "finish" for r in batch]
+            errs = [None if good else r[1] for good, r in zip(ok, batch)]
+            pixels = self.finish(arrays)
+            if len(arrays) < len(batch):                # failed crops: zeros, as the workers' collate has them
+                full = pixels.new_zeros((len(batch), *pixels.shape[1:]))
+                full[torch.tensor(ok)] = pixels
+                pixels = full
+        return (pixels.pin_memory() if self.pin_memory and pixels is not None else pixels), ok, errs
 
     def close(self) -> None:
         """Stop the workers (they also stop when the pipeline is garbage-collected)."""
