@@ -69,6 +69,43 @@ def _write_raw(path, header, rows):
     return path
 
 
+def _evaluated(parse, raw):
+    """What ``parse(raw)`` gives: its value with its type, or the type of the error it raises."""
+    try:
+        value = parse(raw)
+    except Exception as exc:  # noqa: BLE001 - the kind of error is what is compared
+        return "error", type(exc).__name__
+    return type(value).__name__, value
+
+
+@pytest.mark.parametrize("raw", [
+    "[]", "['a', 'b']", "['it''s']", """["it's", 'a "b"']""", "['a','b']", "[ 'a', 'b' ]", "['a', 'b',]",
+    "['a' 'b']", "['a\\'b']", "['a\\nb']", "['a\nb']", "['a\rb']", "['a\x00b']", "['café ☕', 'ß']",
+    "('a', 'b')", "{'b', 'a'}", "['a', 1]", "[['a']]", "['a', \"b]", "['a']  ", " ['a']", "['a'] + ['b']",
+    "[\"\"]", "['']", "['\t tab']", "['a', '']", "['a', 'b'], ['c']", "[', ']", "['], [']",
+])
+def test_plain_lists_parse_as_literal_eval_does(raw):
+    """The direct parse of plain list literals against ``ast.literal_eval`` itself, on the forms it takes
+    and on near misses it must leave to literal_eval (escapes, implicit concatenation, line breaks,
+    other spacing, tuples and sets): same value and type, or the same error."""
+    import ast
+    assert _evaluated(D._literal, raw) == _evaluated(ast.literal_eval, raw)
+
+
+@pytest.mark.shared
+def test_plain_lists_parse_as_literal_eval_does_on_every_released_row(shared_crepe):
+    import ast
+    rows = direct = 0
+    for path in sorted(shared_crepe.rglob("*.csv")):
+        with open(path, newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                raw = row["hard_negs"]
+                assert _evaluated(D._literal, raw) == _evaluated(ast.literal_eval, raw), (path.name, raw)
+                rows += 1
+                direct += bool(D._PLAIN_LIST.fullmatch(raw))
+    assert rows == 39_715 and direct > 0.85 * rows          # the set literals (3,768) go through literal_eval
+
+
 def test_set_literal_order_is_deterministic(tmp_path):
     negs = {"zebra on grass", "apple on table", "man on horse", "cat on mat", "dog on sofa"}
     _write(tmp_path, [_prod_row(hard_negs=negs)])

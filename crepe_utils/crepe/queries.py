@@ -46,6 +46,7 @@ import csv
 import io
 import math
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,12 +202,27 @@ class _BadRow(Exception):
     pass
 
 
+# A list literal in the one plain form the released CSVs use: ``['a', "b's"]``, one space after each
+# comma, each string quoted without backslashes or line breaks. Its value is the quoted texts as they
+# stand, as ``ast.literal_eval`` gives it; anything else goes through ``ast.literal_eval`` itself.
+_PLAIN_STRING = r"'[^'\\\n\r\x00]*'" + "|" + r'"[^"\\\n\r\x00]*"'
+_PLAIN_LIST = re.compile(rf"\[(?:(?:{_PLAIN_STRING})(?:, (?:{_PLAIN_STRING}))*)?\]")
+_PLAIN_ITEM = re.compile(_PLAIN_STRING)
+
+
+def _literal(raw: str):
+    """``ast.literal_eval(raw)``, parsed directly (without compiling) when ``raw`` is a plain list of strings."""
+    if _PLAIN_LIST.fullmatch(raw):
+        return [m[1:-1] for m in _PLAIN_ITEM.findall(raw)]
+    return ast.literal_eval(raw)
+
+
 def _parse_candidates(raw: str, column: str) -> tuple[tuple[str, ...], bool]:
     """Parse a Python literal list/tuple/set of strings; returns (items, was_set)."""
     if raw is None or raw.strip() == "":
         raise _BadRow(f"column {column!r} is empty; expected a Python list literal such as ['a', 'b']")
     try:
-        value = ast.literal_eval(raw)
+        value = _literal(raw)
     except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
         preview = raw if len(raw) <= 60 else raw[:57] + "..."
         raise _BadRow(f"column {column!r} is not a Python literal ({type(exc).__name__}): {preview!r}") from None
