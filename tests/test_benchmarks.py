@@ -35,6 +35,6 @@ def test_engine_benchmark_runs_and_keeps_ranks(shared_crepe, tmp_path):
 @pytest.mark.shared
 def test_multi_model_benchmark_runs_and_is_bit_identical(shared_crepe, tmp_path):
     out = tmp_path / "multi.json"
-    _run("bench_multi_model.py", "--data-dir", str(shared_crepe), "--images", "3", "--json", str(out))
+    _run("bench_multi_model.py", "--data-dir", str(shared_crepe), "--images", "3", "--repeat", "1", "--json", str(out))
     row = json.loads(out.read_text())
     assert row["scores_bit_identical"] and row["separate_s"] > 0 and row["one_run_s"] > 0
