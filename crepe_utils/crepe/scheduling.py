@@ -79,21 +79,32 @@ class _Runner:
         """Start loading ``key``'s model in a thread (reading, hashing and unpickling the checkpoint, moving
         it to the device), so that the job that needs it need not wait; a failure is that job's."""
         if key != self.key and key not in self.load_error and (self._next is None or self._next[0] != key):
-            self.cancel_prefetch()
+            self._cancel_prefetch()
             import torch      # one thread: loading is mostly reading and copying, beside a run that computes
             self._next = (key, Background(lambda: self._load(key), "crepe-load-next", device=torch.device(self.device),
                                           threads=1))
 
-    def _model(self, key: str):
-        """``key``'s model: the one loading in the background, or loaded now."""
-        pending, self._next = self._next, None
-        if pending is not None and pending[0] == key:
-            return pending[1].result()
-        if pending is not None:
-            pending[1].wait()
-        return self._load(key)
+    def _switch_to(self, key: str) -> None:
+        """Make ``key``'s model the loaded one: the one loading in the background, or loaded now. A load
+        error is remembered, so that the model's other jobs fail alike without loading it again."""
+        if key in self.load_error:
+            raise self.load_error[key]
+        if key == self.key:
+            return
+        self._release()
+        try:
+            if self._next is not None and self._next[0] == key:
+                pending, self._next = self._next, None
+                self.loaded = pending[1].result()
+            else:
+                self._cancel_prefetch()
+                self.loaded = self._load(key)
+        except Exception as exc:  # noqa: BLE001 - any load failure is the model's
+            self.load_error[key] = exc
+            raise
+        self.key = key
 
-    def cancel_prefetch(self) -> None:
+    def _cancel_prefetch(self) -> None:
         """Wait for a model still loading and drop it (its error too)."""
         pending, self._next = self._next, None
         if pending is not None:
@@ -104,20 +115,15 @@ class _Runner:
         if announce:
             print(f"== {job.display or job.key}: {job.benchmark}", file=out, flush=True)
         try:
+            failure = None
             try:
-                if job.key in self.load_error:
-                    raise self.load_error[job.key]
-                if self.key != job.key:
-                    self._release()
-                    try:
-                        self.loaded = self._model(job.key)
-                    except Exception as exc:  # noqa: BLE001 - remembered: the model's other jobs fail alike
-                        self.load_error[job.key] = exc
-                        raise
-                    self.key = job.key
-            finally:
-                if then is not None:       # whether or not this job's model loaded
-                    self.prefetch(then)
+                self._switch_to(job.key)
+            except Exception as exc:  # noqa: BLE001 - this job fails below, once the next model is loading
+                failure = exc
+            if then is not None:
+                self.prefetch(then)
+            if failure is not None:
+                raise failure
             with contextlib.redirect_stdout(out):
                 if self.shared is None:
                     self.shared = SharedInputs()
@@ -177,13 +183,9 @@ def run_jobs(jobs: list[Job], devices: list[str], settings: dict, out=None, err=
     if len(devices) == 1:
         runner = _Runner(devices[0], settings)
         outcomes = []
-        try:
-            for i, job in enumerate(jobs):
-                # the next other model loads in the background while this job runs
-                outcomes.append(runner(job, out, then=next((j.key for j in jobs[i + 1:] if j.key != job.key), None)))
-                report(outcomes[-1])
-        finally:
-            runner.cancel_prefetch()
+        for i, job in enumerate(jobs):      # the next other model loads in the background while this job runs
+            outcomes.append(runner(job, out, then=next((j.key for j in jobs[i + 1:] if j.key != job.key), None)))
+            report(outcomes[-1])
         return outcomes
     return _run_parallel(jobs, devices, settings, out, report)
 
