@@ -6,7 +6,7 @@ import contextlib
 from ..errors import ModelError
 
 
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp16-weights")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp16-weights", "portable")
 
 
 def pixel_dtype(precision: str):
@@ -50,6 +50,8 @@ def precision_context(precision: str, device):
     TF32, which would change the ResNet numbers on Ampere and later GPUs. ``tf32`` allows TF32 for
     CUDA matmuls and cuDNN; CPU backends stay IEEE in every mode. ``fp16-weights`` runs no
     autocast: the weights are fp16 already (:func:`check_weights`), what stays fp32 is IEEE.
+    ``portable`` is fp32 with every matrix product computed exactly (:mod:`.portable`): the same bits
+    on every CPU and BLAS, given the same ATen instruction set and thread count. Entered per thread.
     """
     import torch
     if precision not in PRECISIONS:
@@ -63,6 +65,10 @@ def precision_context(precision: str, device):
         if precision in ("bf16", "fp16"):
             dtype = torch.bfloat16 if precision == "bf16" else torch.float16
             with torch.autocast(device_type=device.type, dtype=dtype):
+                yield
+        elif precision == "portable":
+            from .portable import portable_products     # torch-free at import, like this module
+            with portable_products():
                 yield
         else:
             yield
