@@ -7,6 +7,7 @@ its HTML, byte for byte the PNG in ``figures/``.
 from __future__ import annotations
 
 import base64
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -124,12 +125,30 @@ def fixture_results(tmp_path_factory, tiny_model, synthetic_root):
     return out
 
 
+def _with_damaged_copies(results: Path, out: Path) -> tuple[Path, list[Path]]:
+    """``results`` plus two damaged copies of its results: a truncated per-query table, a summary that is not CSV."""
+    shutil.copytree(results, out)
+    [syst] = [p.parent for p in out.rglob("summary.csv") if p.parent.name.startswith("systematicity")]
+    [prod] = [p.parent for p in out.rglob("summary.csv") if p.parent.name == "productivity"]
+    damaged = [out / "damaged-a" / syst.name / "per_query.csv.gz", out / "damaged-b" / prod.name / "summary.csv"]
+    for source, bad in zip((syst, prod), damaged):
+        shutil.copytree(source, bad.parent)
+    damaged[0].write_bytes(damaged[0].read_bytes()[:200])
+    damaged[1].write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    return out, damaged
+
+
 def test_systematicity_notebook_shows_evaluated_results(fixture_results, tmp_path):
-    figures, tables, nb = _run("02_systematicity", tmp_path, results_dir=str(fixture_results), n_boot=200,
+    """Beside damaged copies of the results, which the notebook names and leaves out."""
+    results, damaged = _with_damaged_copies(fixture_results, tmp_path / "results")
+    figures, tables, nb = _run("02_systematicity", tmp_path, results_dir=str(results), n_boot=200,
                                output_prefix="fx_")
     assert not _errors(nb)
+    stderr = "".join(str(o.get("text", "")) for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stderr")
+    for bad in damaged:
+        assert f"UnreadableResultWarning: {bad} " in stderr
     ev = pd.read_csv(tables / "fx_systematicity_evaluated.csv")
-    assert set(ev["kind"]) == {"fixture"} and set(ev["hn_type"]) == {"atom", "comp", "combined"}
+    assert set(ev["kind"]) == {"fixture"} and sorted(ev["hn_type"]) == ["atom", "combined", "comp"]
     assert (ev["delta_ci_low"] <= ev["delta"]).all() and (ev["delta"] <= ev["delta_ci_high"]).all()
     assert (figures / "fx_systematicity_delta_evaluated.png").exists()
     assert_figures_inline(figures, tmp_path / "build" / "02_systematicity.ipynb", nb)
