@@ -4,7 +4,8 @@ Every other test runs as on a user's machine: ``CREPE_DATA`` (with ``VG_IMAGES``
 and ``CREPE_MODELS``, which default below it) names a fresh empty folder, in this process and in the
 subprocesses and notebook kernels the test starts. An audit hook watches each unmarked test's setup
 and body: opening or listing anything under the reference folder, or starting a process with a path
-into it, fails the test, naming it and the path. A test marked ``shared`` sees ``<reference>/data``
+into it, fails the test, naming it and the path (and doing so while a test module is collected is an
+error naming the module). A test marked ``shared`` sees ``<reference>/data``
 and is skipped where that folder is absent. ``CREPE_SHARED`` relocates the reference folder.
 """
 from __future__ import annotations
@@ -66,7 +67,8 @@ def _point_data_at(folder: Path) -> None:
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "shared: needs the reference data in ../shared")
+    if not any(line.startswith("shared:") for line in config.getini("markers")):
+        config.addinivalue_line("markers", "shared: needs the reference data in ../shared")
     _Watch.saved = {name: os.environ.get(name) for name in DATA_VARIABLES}
     _Watch.folders = Path(tempfile.mkdtemp(prefix="crepe-no-data-"))
     (_Watch.folders / "between-tests").mkdir()
@@ -82,6 +84,23 @@ def pytest_unconfigure(config):
             os.environ[name] = value
     if _Watch.folders is not None:
         shutil.rmtree(_Watch.folders, ignore_errors=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """A test module that reads the reference data while it is imported (a parametrize list) is an error."""
+    if not isinstance(collector, pytest.Module):
+        return (yield)
+    _Watch.touched, _Watch.active = [], True
+    try:
+        report = yield
+    finally:
+        _Watch.active = False
+    if _Watch.touched:
+        report.outcome = "failed"
+        report.longrepr = (f"{collector.nodeid} reads the reference data ({_Watch.touched[0]}) while it is collected: "
+                           "read it inside a test marked @pytest.mark.shared")
+    return report
 
 
 def _watched(item):

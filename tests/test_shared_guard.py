@@ -93,3 +93,21 @@ def test_marked_tests_skip_where_the_reference_folder_is_absent(pytester, monkey
     # the unmarked tests are caught by the path they name, whether or not it exists
     result.assert_outcomes(failed=len(FLAGGED) - 1, errors=1, passed=2, skipped=1)
     assert f"the reference data ({absent / 'data'}) are not present" in result.stdout.str()
+
+
+def test_a_module_that_reads_the_reference_folder_when_collected_is_an_error(pytester, monkeypatch, tmp_path):
+    reference = tmp_path / "reference"
+    (reference / "data" / "crepe").mkdir(parents=True)
+    monkeypatch.setenv("CREPE_SHARED", str(reference))
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    pytester.makepyfile(test_listing="""
+import os, pytest
+FILES = sorted(os.listdir(os.path.join(os.environ["CREPE_SHARED"], "data")))
+@pytest.mark.shared
+@pytest.mark.parametrize("name", FILES)
+def test_each(name):
+    pass
+""")
+    result = pytester.runpytest_subprocess("-p", "shared_guard", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert f"test_listing.py reads the reference data ({reference / 'data'}) while it is collected" in result.stdout.str()
