@@ -5,8 +5,8 @@ and ``CREPE_MODELS``, which default below it) names a fresh empty folder, in thi
 subprocesses and notebook kernels the test starts. An audit hook watches each unmarked test's setup
 and body: opening or listing anything under the reference folder, or starting a process with a path
 into it, fails the test, naming it and the path (and doing so while a test module is collected is an
-error naming the module). A test marked ``shared`` sees ``<reference>/data``
-and is skipped where that folder is absent. ``CREPE_SHARED`` relocates the reference folder.
+error naming the module). A test marked ``shared`` sees ``<reference>/data`` and is skipped where that
+folder is absent. ``CREPE_SHARED`` relocates the reference folder.
 """
 from __future__ import annotations
 
