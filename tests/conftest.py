@@ -1,5 +1,6 @@
-"""Shared pytest fixtures. Synthetic data only; the real reference data come from ../shared
-and every test that needs them skips cleanly when that folder is absent."""
+"""Shared pytest fixtures. Synthetic data only; the real reference data come from ../shared, are seen
+only by tests marked ``@pytest.mark.shared`` (the shared_guard plugin), and every test that needs them
+skips cleanly when that folder is absent."""
 from __future__ import annotations
 
 import os
@@ -12,9 +13,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import helpers  # noqa: E402
+import shared_guard  # noqa: E402
+
+pytest_plugins = ["pytester"]
 
 #: Fixtures that read the reference data; a test using one must carry ``@pytest.mark.shared``.
 SHARED_FIXTURES = {"shared_crepe", "shared_winoground", "shared_report"}
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(shared_guard, "shared_guard")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -23,20 +31,6 @@ def pytest_collection_modifyitems(config, items):
         if uses and item.get_closest_marker("shared") is None:
             raise pytest.UsageError(f"{item.nodeid} reads the reference data ({', '.join(sorted(uses))}) "
                                     "but lacks @pytest.mark.shared")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _reference_data_location():
-    """The package finds data only where a user's would be: ``$CREPE_DATA``. The tests point it at the
-    reference data (``helpers.SHARED / "data"``, relocatable with ``CREPE_SHARED``), in this process and
-    in the notebooks' kernels, which inherit the environment."""
-    saved = os.environ.get("CREPE_DATA")
-    os.environ["CREPE_DATA"] = str(helpers.SHARED / "data")
-    yield
-    if saved is None:
-        os.environ.pop("CREPE_DATA", None)
-    else:
-        os.environ["CREPE_DATA"] = saved
 
 
 @pytest.fixture(scope="session")

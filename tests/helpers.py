@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
-#: The reference data beside the project; ``CREPE_SHARED=/nonexistent`` runs the suite as a clean machine would.
-SHARED_ENV = "CREPE_SHARED"
-SHARED = Path(os.environ.get(SHARED_ENV) or Path(__file__).resolve().parent.parent.parent / "shared")
+from shared_guard import SHARED
+
+#: The reference data (shared_guard.SHARED, beside the project); ``CREPE_SHARED=/nonexistent`` runs the suite as a
+#: clean machine would.
 SHARED_CREPE = SHARED / "data" / "crepe"
 SHARED_WINOGROUND = SHARED / "data" / "winoground"
 

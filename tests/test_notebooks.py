@@ -7,13 +7,13 @@ its HTML, byte for byte the PNG in ``figures/``.
 from __future__ import annotations
 
 import base64
+import shutil
 from pathlib import Path
 
 import nbformat
 import pandas as pd
 import pytest
 
-import helpers
 from crepe_utils.crepe import evaluation
 from crepe_utils.notebooks import execute
 
@@ -67,15 +67,29 @@ def _errors(nb) -> list[str]:
             if o.get("output_type") == "error"]
 
 
+#: What the notebooks that read data write before any download (the others do not read data).
+WITHOUT_DATA = {
+    "01_benchmark_totals": ([], ["chance_levels", "paper_totals", "checks_totals"]),
+    "05_winoground": (EXPECTED["05_winoground"][0],
+                      [t for t in EXPECTED["05_winoground"][1] if t != "winoground_caption_pairs"]),
+}
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_notebook_runs_with_defaults(name, tmp_path):
+    """As on a machine with no data downloaded and nothing evaluated."""
+    assert_default_run(name, tmp_path, *WITHOUT_DATA.get(name, EXPECTED[name]))
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name", sorted(WITHOUT_DATA))
+def test_notebook_runs_with_defaults_on_the_reference_data(name, tmp_path):
+    assert_default_run(name, tmp_path, *EXPECTED[name])
+
+
+def assert_default_run(name, tmp_path, fig_names, table_names):
     figures, tables, nb = _run(name, tmp_path, results_dir=str(tmp_path / "no-results"))
     assert not _errors(nb)
-    fig_names, table_names = EXPECTED[name]
-    if name == "01_benchmark_totals" and not helpers.SHARED_CREPE.is_dir():
-        fig_names, table_names = [], ["chance_levels", "paper_totals", "checks_totals"]
-    if name == "05_winoground" and not helpers.SHARED_WINOGROUND.is_dir():
-        table_names = [t for t in table_names if t != "winoground_caption_pairs"]
     for stem in fig_names:
         for ext in ("png", "svg"):
             assert (figures / f"{stem}.{ext}").stat().st_size > 1000, f"{stem}.{ext}"
@@ -111,12 +125,30 @@ def fixture_results(tmp_path_factory, tiny_model, synthetic_root):
     return out
 
 
+def _with_damaged_copies(results: Path, out: Path) -> tuple[Path, list[Path]]:
+    """``results`` plus two damaged copies of its results: a truncated per-query table, a summary that is not CSV."""
+    shutil.copytree(results, out)
+    [syst] = [p.parent for p in out.rglob("summary.csv") if p.parent.name.startswith("systematicity")]
+    [prod] = [p.parent for p in out.rglob("summary.csv") if p.parent.name == "productivity"]
+    damaged = [out / "damaged-a" / syst.name / "per_query.csv.gz", out / "damaged-b" / prod.name / "summary.csv"]
+    for source, bad in zip((syst, prod), damaged):
+        shutil.copytree(source, bad.parent)
+    damaged[0].write_bytes(damaged[0].read_bytes()[:200])
+    damaged[1].write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    return out, damaged
+
+
 def test_systematicity_notebook_shows_evaluated_results(fixture_results, tmp_path):
-    figures, tables, nb = _run("02_systematicity", tmp_path, results_dir=str(fixture_results), n_boot=200,
+    """Beside damaged copies of the results, which the notebook names and leaves out."""
+    results, damaged = _with_damaged_copies(fixture_results, tmp_path / "results")
+    figures, tables, nb = _run("02_systematicity", tmp_path, results_dir=str(results), n_boot=200,
                                output_prefix="fx_")
     assert not _errors(nb)
+    stderr = "".join(str(o.get("text", "")) for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stderr")
+    for bad in damaged:
+        assert f"UnreadableResultWarning: {bad} " in stderr
     ev = pd.read_csv(tables / "fx_systematicity_evaluated.csv")
-    assert set(ev["kind"]) == {"fixture"} and set(ev["hn_type"]) == {"atom", "comp", "combined"}
+    assert set(ev["kind"]) == {"fixture"} and sorted(ev["hn_type"]) == ["atom", "combined", "comp"]
     assert (ev["delta_ci_low"] <= ev["delta"]).all() and (ev["delta"] <= ev["delta_ci_high"]).all()
     assert (figures / "fx_systematicity_delta_evaluated.png").exists()
     assert_figures_inline(figures, tmp_path / "build" / "02_systematicity.ipynb", nb)

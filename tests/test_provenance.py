@@ -65,21 +65,29 @@ def _manifest_paths(root):
 
 
 @pytest.mark.parametrize("content, message", [
-    ('{"kind": "fixture", ', "is not valid JSON"),
-    ('["kind", "fixture"]', "holds a JSON list, not a manifest"),
-    ('{"kind": "fixture", "schema_version": 2}', "has results schema 2; this crepe_utils reads schema 1 and older"),
+    (b'{"kind": "fixture", ', "is not valid JSON"),
+    (b'\x89PNG\r\n\x1a\n\x00\xff', "is not valid JSON"),
+    (b'["kind", "fixture"]', "holds a JSON list, not a manifest"),
+    (b'{"kind": "fixture", "schema_version": 2}', "has results schema 2; this crepe_utils reads schema 1 and older"),
 ])
-def test_both_readers_refuse_a_damaged_or_newer_manifest_naming_it(both_manifests, tmp_path, content, message):
+def test_both_readers_leave_out_a_damaged_or_newer_manifest_naming_it(both_manifests, tmp_path, content, message):
     import shutil
     out, _, _ = both_manifests
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     for path in _manifest_paths(copy):
-        path.write_text(content)
-    for read, name in ((store.load_results, store.MANIFEST), (wr.load_results, wr.MANIFEST_FILE)):
-        with pytest.raises(store.ResultsError, match=message) as err:
-            read(copy)
-        assert name in str(err.value) and isinstance(err.value, CrepeError)
+        path.write_bytes(content)
+    for read, load_one, name in ((store.load_results, store.load_manifest, store.MANIFEST),
+                                 (wr.load_results, wr.load_manifest, wr.MANIFEST_FILE)):
+        [path] = copy.rglob(name)
+        with pytest.warns(store.UnreadableResultWarning) as caught:
+            assert read(copy).empty                     # the only result of each kind is left out ...
+        [warning] = caught                                # ... with one warning naming it
+        assert str(warning.message).startswith(f"{path} {message}")
+        assert str(warning.message).endswith("its result is left out") and "\n" not in str(warning.message)
+        with pytest.raises(store.ResultsError, match=message) as err:   # asked for by itself, it is an error
+            load_one(path.parent)
+        assert str(path) in str(err.value) and isinstance(err.value, CrepeError)
 
 
 def test_an_older_manifest_without_schema_version_still_reads(both_manifests, tmp_path):

@@ -11,7 +11,7 @@ import pandas as pd
 from .. import metrics, reported
 from ..models import registry
 from ..results.completeness import complete_only
-from ..results.store import load_per_query
+from ..results.store import ResultsError, load_per_query, warn_unreadable
 
 HN_ORDER = {"systematicity": ["combined", "atom", "comp"], "productivity": ["atom", "swap", "negate", "all"]}
 
@@ -35,23 +35,33 @@ def model_note(key: str) -> str:
     return OUTSIDE_PAPER if row is None else row.caveat
 
 
-def _hits(result_dir: str, hn_type: str, split: str, tie_policy: str = "pessimistic") -> np.ndarray:
-    pq = load_per_query(result_dir)
+def _hits(pq: pd.DataFrame, hn_type: str, split: str, tie_policy: str = "pessimistic") -> np.ndarray:
     g = pq[(pq["hn_type"] == hn_type) & (pq["split"].fillna("") == split)]
     ranks = g["rank"] if tie_policy == "pessimistic" else g["rank_optimistic"]
     return 100.0 * (ranks.to_numpy() <= 1)
 
 
 def systematicity_evaluated(evaluated: pd.DataFrame, n_boot: int = 10_000) -> pd.DataFrame:
-    """SC, UC and UC − SC per evaluated (model, HN type), with bootstrap intervals."""
+    """SC, UC and UC − SC per evaluated (model, HN type), with bootstrap intervals.
+
+    A result whose per-query table cannot be read is left out, with an UnreadableResultWarning.
+    """
     ev = evaluated[evaluated["benchmark"] == "systematicity"]
-    rows = []
+    rows, per_query = [], {}
     for (model, hn, rdir, kind, train), g in ev.groupby(["model", "hn_type", "result_dir", "kind", "train_data"]):
         shown = g["display"].iloc[0] if "display" in g else None
         by_split = g.set_index("split")
         if not {"SC", "UC"} <= set(by_split.index):
             continue
-        sc_hits, uc_hits = _hits(rdir, hn, "SC"), _hits(rdir, hn, "UC")
+        if rdir not in per_query:
+            try:
+                per_query[rdir] = load_per_query(rdir)
+            except ResultsError as exc:
+                warn_unreadable(exc, f"the systematicity of {model} is left out of this table")
+                per_query[rdir] = None
+        if per_query[rdir] is None:
+            continue
+        sc_hits, uc_hits = _hits(per_query[rdir], hn, "SC"), _hits(per_query[rdir], hn, "UC")
         lo, hi = metrics.bootstrap_delta_ci(sc_hits, uc_hits, n_boot=n_boot, seed=0)
         rows.append({
             "model": model, "display": _display(model, shown), "train_data": _train(model, train), "hn_type": hn,

@@ -6,6 +6,7 @@ section of each, listed in :data:`MAKE_CHECK_ORDER`.
 from __future__ import annotations
 
 import sys
+import warnings
 
 from . import topics, winoground as winoground_claims
 from .base import Check, failures, to_frame
@@ -67,9 +68,29 @@ def duplicate_claims(checks: list[Check]) -> list[str]:
     return sorted(claim for claim, n in seen.items() if n > 1)
 
 
+def checks_and_unreadable(data_dir, results_dir) -> tuple[list[Check], list[str]]:
+    """:func:`run_all`'s rows, and one line (the file, why, what is left out) for each result file that cannot
+    be read: manifests and summaries, whose results run_all leaves out, and the per-query and per-example
+    tables, read through here because the notebooks' statistics need them."""
+    from ..results import store
+    from ..winoground import results as winoground_results
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", store.UnreadableResultWarning)
+        checks = run_all(data_dir, results_dir)
+        store.verify_tables(results_dir, store.MANIFEST, store.PER_QUERY, store.gzip_through)
+        winoground_results.verify_per_example(results_dir)
+    unreadable = []
+    for w in caught:
+        if issubclass(w.category, store.UnreadableResultWarning):
+            unreadable.append(str(w.message))
+        else:                                   # any other warning is shown as it would have been
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return checks, unreadable
+
+
 def run(args) -> int:
     from ..analysis.reporting import readme_claims_current, update_readme_claims, write_table
-    checks = run_all(args.data_dir, args.results_dir)
+    checks, unreadable = checks_and_unreadable(args.data_dir, args.results_dir)
     df = to_frame(checks)
     write_table(df, "checks", args.tables_dir, caption="Every checked claim of the CREPE and Winoground papers")
     if args.readme:
@@ -81,6 +102,11 @@ def run(args) -> int:
     print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items()))
     print(fail_reach_note(checks))
     status = 0
+    if unreadable:
+        print(f"\n{len(unreadable)} result file(s) cannot be read and are left out:", file=sys.stderr)
+        for line in unreadable:
+            print(f"  - {line}", file=sys.stderr)
+        status = 1
     repeated = duplicate_claims(checks)
     if repeated:
         print(f"\n{len(repeated)} claim(s) listed more than once: {'; '.join(repeated)}", file=sys.stderr)

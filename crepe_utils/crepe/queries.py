@@ -21,6 +21,7 @@ case                               treatment
 missing file or folder             :class:`DataError` naming the path and ``make data``
 missing columns                    :class:`DataError` naming file, missing and found columns
 bytes that are not UTF-8           :class:`DataError` naming file, line and bytes
+byte-order mark, CRLF line ends    read as the plain file (a spreadsheet program saves them)
 malformed literal, non-string      :class:`DataError` listing ``file:line: reason`` for every bad
 negative, empty/NaN caption,       row; with ``on_bad_row="skip"`` the rows are skipped and
 non-numeric, zero-area or          counted in :attr:`QuerySet.issues`
@@ -52,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DataError
+from ..textfile import read_text
 
 PROD_HN_TYPES = ("atom", "swap", "negate")
 SYST_HN_TYPES = ("atom", "comp", "combined")
@@ -294,21 +296,10 @@ def _parse_image_id(row: dict) -> str:
     return str(int(value))
 
 
-def _read_text(path: Path) -> str:
-    """The file's text; bytes that are not UTF-8 are an error naming the line and the bytes."""
-    raw = path.read_bytes()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        bad = raw[exc.start:exc.start + 4]
-        raise DataError(f"{path}:{line}: bytes {bad!r} are not UTF-8 ({exc.reason}); CREPE's CSVs are UTF-8. "
-                        "Re-download the file with `make data`, or re-save it as UTF-8.") from None
-
-
 def _read_csv(path: Path, required: tuple[str, ...]):
     """Yield (line_number, row dict) after checking the header."""
-    reader = csv.DictReader(io.StringIO(_read_text(path), newline=""))
+    text = read_text(path, "CREPE's CSVs are UTF-8. Re-download the file with `make data`, or re-save it as UTF-8.")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     header = reader.fieldnames or []
     missing = [c for c in required if c not in header]
     if missing:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
-from .. import paths
+from .. import paths, textfile
 from .datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, files_for
 from ..errors import DownloadError, error_line
 from .downloader import Downloader
@@ -32,7 +32,7 @@ def hub_token(environ: Mapping[str, str] | None = None) -> str | None:
     hf_home = environ.get("HF_HOME") or os.path.join("~", ".cache", "huggingface")
     token_file = Path(environ.get("HF_TOKEN_PATH") or os.path.join(hf_home, "token")).expanduser()
     if token_file.is_file():
-        return token_file.read_text(encoding="utf-8").strip() or None
+        return token_file.read_text(encoding=textfile.ENCODING).strip() or None
     return None
 
 

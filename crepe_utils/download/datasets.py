@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import DownloadError
+from ..textfile import read_text
 
 MIRROR_ENV = "CREPE_MIRROR"
 OVERRIDE_ENV = "CREPE_DATASETS_OVERRIDE"
@@ -224,7 +225,7 @@ def load_overrides(path: str | os.PathLike) -> dict[str, dict]:
     """Read an override file (see the module docstring) and check its entry names."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, f"re-save {OVERRIDE_ENV}'s file as UTF-8", DatasetTableError))
     except FileNotFoundError:
         raise DatasetTableError(f"{OVERRIDE_ENV} points to {path}, which does not exist; "
                                 f"unset it or create the file") from None

@@ -18,13 +18,16 @@ error, :class:`QuickGELUMismatch`, that says which name to use instead.
 """
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 
 from . import registry
 from ..errors import ModelError
+from ..textfile import read_text
 from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, library_versions, sha256_file
 from .family import Family
 from .spec import pick_device
@@ -152,14 +155,23 @@ def _register_config(path: str | os.PathLike, name_hint: str | None) -> dict:
     path = Path(path)
     if not path.is_file():
         raise ModelError(f"model config {path} does not exist")
+    text = read_text(path, "re-save the model config as UTF-8", ModelError)
     try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
+        cfg = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ModelError(f"model config {path} is not valid JSON: {exc}") from None
     missing = [k for k in ("embed_dim", "vision_cfg", "text_cfg") if k not in cfg]
     if missing:
         raise ModelError(f"model config {path} lacks {missing}; open_clip configs need embed_dim, vision_cfg, text_cfg")
-    open_clip.add_model_config(path)
+    if path.read_bytes().startswith(codecs.BOM_UTF8):
+        # open_clip's own JSON reader fails on a byte-order mark, then on every later registration: it gets
+        # a copy without the mark, under the same stem (the entry outlives the copy).
+        with tempfile.TemporaryDirectory() as tmp:
+            plain = Path(tmp) / path.name
+            plain.write_text(text, encoding="utf-8")
+            open_clip.add_model_config(plain)
+    else:
+        open_clip.add_model_config(path)
     return {**cfg, "_name": path.stem}
 
 

@@ -13,6 +13,11 @@ a whole; ``load_results`` reads any folder of such sub-folders, however deep. Wi
 (:mod:`crepe_utils.winoground.results`) are written and read by the same :func:`write_folder` and
 :func:`read_results`, under their own file names.
 
+A file that cannot be read (truncated, not CSV or JSON, a newer schema) is named in a
+:class:`ResultsError` by the readers of one file (:func:`load_per_query`, :func:`load_manifest`); the
+readers of many results (:func:`load_results`, :func:`verify_tables`) warn instead
+(:class:`UnreadableResultWarning`, one line naming the file) and leave out what it holds.
+
 ``kind`` in the manifest (and the ``kind`` column of :func:`load_results`) says what the numbers
 are: ``"evaluated"`` (the real CREPE data), ``"toy"`` (the procedurally generated toy world) or
 ``"fixture"`` (synthetic test data). Figures and tables label anything not ``"evaluated"``.
@@ -22,6 +27,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +36,7 @@ import pandas as pd
 
 from ..atomic import atomic_directory, published_files, write_json
 from ..errors import CrepeError
+from ..textfile import ENCODING
 
 SCHEMA_VERSION = 1
 KINDS = ("evaluated", "toy", "fixture")
@@ -49,10 +57,53 @@ PER_QUERY_COLUMNS = [
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.csv"
+PER_QUERY = "per_query.csv.gz"
+
+#: Columns a summary must have to be read (results written before a later column existed lack it), and those
+#: that hold numbers.
+SUMMARY_REQUIRED = ["model", "benchmark", "train_data", "hn_type", "split", "complexity", "n_queries", "r1"]
+SUMMARY_NUMERIC = [c for c in SUMMARY_COLUMNS[SUMMARY_COLUMNS.index("n_queries"):] if c != "tie_policy"]
+PER_QUERY_REQUIRED = ["query_id", "hn_type", "split", "rank", "rank_optimistic"]
 
 
 class ResultsError(CrepeError, ValueError):
-    """A result folder that cannot be read (damaged manifest, newer format); the message names it."""
+    """A result file that cannot be read (damaged, not a table, newer format); the message names it."""
+
+
+class UnreadableResultWarning(UserWarning):
+    """A reader of many results left out a file it cannot read; the message names the file and why."""
+
+
+def warn_unreadable(exc: ResultsError, left_out: str) -> None:
+    """One warning line: ``exc`` (which names the file) and what is left out because of it."""
+    warnings.warn(f"{exc}; {left_out}", UnreadableResultWarning, stacklevel=3)
+
+
+def read_table(read, path: Path):
+    """``read(path)``, a table of a result folder; a damaged file raises :class:`ResultsError` naming it.
+
+    Damage is what pandas, the UTF-8 decoder and gzip raise on a file that is not their format
+    (ValueError), a truncated gzip (EOFError) and a missing or unreadable one (OSError, zlib.error).
+    """
+    try:
+        return read(path)
+    except FileNotFoundError:
+        raise ResultsError(f"{path} does not exist: evaluate again or delete its folder") from None
+    except (ValueError, EOFError, OSError, zlib.error) as exc:
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+        raise ResultsError(f"{path} cannot be read ({reason}): evaluate again or delete its folder") from None
+
+
+def check_table(what: str, frame: pd.DataFrame, required: list[str], numeric: list[str]) -> pd.DataFrame:
+    """``frame``, once it has every ``required`` column and numbers in each ``numeric`` one it has."""
+    check_columns(what, frame, required)
+    for column in (c for c in numeric if c in frame.columns):
+        values = frame[column]
+        text = values.notna() & pd.to_numeric(values, errors="coerce").isna()
+        if text.any():
+            raise ValueError(f"{what} column {column!r} holds {values[text].iloc[0]!r} in data row {text.idxmax() + 1}; "
+                             "expected numbers")
+    return frame
 
 
 def result_dir(root: str | os.PathLike, model: str, benchmark: str, train_data: str | None = None) -> Path:
@@ -104,7 +155,7 @@ def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query,
     def write_files(tmp: Path) -> None:
         summary[SUMMARY_COLUMNS].to_csv(tmp / SUMMARY, index=False, float_format="%.6g")
         # No name and mtime=0 in the gzip header keep the file identical across identical runs.
-        with open(tmp / "per_query.csv.gz", "wb") as raw, \
+        with open(tmp / PER_QUERY, "wb") as raw, \
                 gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
             frames = [per_query] if isinstance(per_query, pd.DataFrame) else per_query
             header = True
@@ -123,14 +174,16 @@ def format_scores(scores: np.ndarray) -> str:
 
 
 def _read_summary(handle) -> pd.DataFrame:
-    return pd.read_csv(handle, keep_default_na=True, dtype={"split": "string", "train_data": "string"})
+    frame = pd.read_csv(handle, keep_default_na=True, dtype={"split": "string", "train_data": "string"})
+    return check_table("summary", frame, SUMMARY_REQUIRED, SUMMARY_NUMERIC)
 
 
 def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     """All summaries under ``root`` as one DataFrame (empty, with the columns, when none).
 
     Adds ``kind``, ``label`` and the model's ``display`` name from each manifest, and ``result_dir``. A summary without a
-    manifest beside it is not a result and is ignored, as are hidden (temporary) folders.
+    manifest beside it is not a result and is ignored, as are hidden (temporary) folders. A result whose
+    manifest or summary cannot be read is left out with an :class:`UnreadableResultWarning`.
     """
     columns = SUMMARY_COLUMNS + ["kind", "label", "display", "result_dir"]
     frames = []
@@ -151,14 +204,33 @@ def read_results(root: str | os.PathLike | None, manifest_name: str, summary_nam
     """(folder, manifest, summary) of every published result under ``root`` (any depth), in path order.
 
     ``read_summary(handle)`` reads the summary file. A folder with a manifest but no summary is
-    skipped, as are hidden (temporary) folders; none at all when ``root`` is None or absent.
+    skipped, as are hidden (temporary) folders; none at all when ``root`` is None or absent. A folder
+    whose manifest or summary cannot be read is skipped with an :class:`UnreadableResultWarning`.
     """
     if root is None or not Path(root).exists():
         return
     for manifest_path in published_files(root, manifest_name):
-        read = read_folder(manifest_path.parent, manifest_name, summary_name, read_summary)
+        try:
+            read = read_folder(manifest_path.parent, manifest_name, summary_name, read_summary)
+        except ResultsError as exc:
+            warn_unreadable(exc, "its result is left out")
+            continue
         if read is not None:
             yield (manifest_path.parent, *read)
+
+
+def verify_tables(root: str | os.PathLike | None, manifest_name: str, table_name: str, read) -> None:
+    """Read the table ``table_name`` of every published result under ``root`` through ``read(path)``;
+    each one missing or damaged is reported with an :class:`UnreadableResultWarning` (``make check``:
+    the claims use the summaries only, the notebooks' per-query statistics need these tables)."""
+    if root is None or not Path(root).exists():
+        return
+    for manifest_path in published_files(root, manifest_name):
+        path = manifest_path.parent / table_name
+        try:
+            read_table(read, path)
+        except ResultsError as exc:
+            warn_unreadable(exc, "the statistics that need it are left out")
 
 
 def read_folder(directory: Path, manifest_name: str, summary_name: str, read_summary,
@@ -168,7 +240,8 @@ def read_folder(directory: Path, manifest_name: str, summary_name: str, read_sum
     The folder is opened once and both files are read through that handle, so a folder being
     replaced at the same moment cannot pair one run's manifest with another's summary (a
     published folder is never modified, only replaced whole). If the folder disappears while it
-    is read, it is opened again. None when there is no summary.
+    is read, it is opened again. None when there is no summary; :class:`ResultsError` naming the
+    file when either cannot be read.
     """
     if os.open not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
         opener_for = lambda fd: None  # noqa: E731 - no folder handles here: plain paths
@@ -183,10 +256,10 @@ def read_folder(directory: Path, manifest_name: str, summary_name: str, read_sum
         try:
             opener = opener_for(fd)
             base = Path("") if opener else directory
-            with open(base / manifest_name, encoding="utf-8", opener=opener) as fh:
+            with open(base / manifest_name, "rb", opener=opener) as fh:
                 manifest = _parse_manifest(fh.read(), directory / manifest_name)
             with open(base / summary_name, "rb", opener=opener) as fh:
-                df = read_summary(fh)
+                df = read_table(lambda _: read_summary(fh), directory / summary_name)
             return manifest, df
         except FileNotFoundError:
             if attempt == attempts - 1 or not (directory / manifest_name).exists():
@@ -196,11 +269,11 @@ def read_folder(directory: Path, manifest_name: str, summary_name: str, read_sum
     return None
 
 
-def _parse_manifest(text: str, path: Path) -> dict:
+def _parse_manifest(raw: bytes, path: Path) -> dict:
     """A manifest's content, checked: a JSON object of a schema this version reads."""
     try:
-        manifest = json.loads(text)
-    except ValueError as exc:
+        manifest = json.loads(raw.decode(ENCODING))
+    except ValueError as exc:           # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise ResultsError(f"{path} is not valid JSON ({exc}): the result is damaged; evaluate again or "
                            "delete its folder") from None
     if not isinstance(manifest, dict):
@@ -213,16 +286,27 @@ def _parse_manifest(text: str, path: Path) -> dict:
     return manifest
 
 
+def _read_per_query(path: Path) -> pd.DataFrame:
+    frame = pd.read_csv(path, dtype={"split": "string", "train_data": "string", "image_id": "string"})
+    return check_table("per-query table", frame, PER_QUERY_REQUIRED, ["rank", "rank_optimistic"])
+
+
 def load_per_query(directory: str | os.PathLike) -> pd.DataFrame:
-    """The per-query table of one result folder."""
-    return pd.read_csv(Path(directory) / "per_query.csv.gz",
-                       dtype={"split": "string", "train_data": "string", "image_id": "string"})
+    """The per-query table of one result folder; :class:`ResultsError` naming it when it is damaged."""
+    return read_table(_read_per_query, Path(directory) / PER_QUERY)
+
+
+def gzip_through(path: Path) -> None:
+    """Decompress the gzip file ``path`` to its end (a truncated or corrupt one raises), keeping nothing."""
+    with gzip.open(path, "rb") as fh:
+        while fh.read(1 << 20):
+            pass
 
 
 def load_manifest(directory: str | os.PathLike, name: str = MANIFEST) -> dict:
     """The manifest of one result folder (``name``: its file name), checked as :func:`read_results` does."""
     path = Path(directory) / name
-    return _parse_manifest(path.read_text(encoding="utf-8"), path)
+    return _parse_manifest(path.read_bytes(), path)
 
 
 def describe_kind(df: pd.DataFrame) -> str:

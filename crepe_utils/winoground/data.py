@@ -38,6 +38,7 @@ import pandas as pd
 from PIL import Image
 
 from ..errors import DataError
+from ..textfile import read_text
 
 LAYOUTS = ("folder", "zip", "parquet")
 TEXT_FIELDS = ("id", "caption_0", "caption_1", "tag", "secondary_tag", "num_main_preds", "collapsed_tag")
@@ -228,24 +229,24 @@ def read_examples_jsonl(path: str | os.PathLike) -> tuple[list[Example], list[tu
     """Examples of ``examples.jsonl`` (sorted by id) and each one's two image names (file stems)."""
     path = Path(path)
     parsed, bad = [], []
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path.name}:{line_no}"
+    text = read_text(path, "examples.jsonl is UTF-8: re-save it as UTF-8, or download it again.")
+    for line_no, line in enumerate(io.StringIO(text, newline=None), start=1):     # universal newlines, as open()
+        if not line.strip():
+            continue
+        where = f"{path.name}:{line_no}"
+        try:
             try:
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise BadRow(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-                if not isinstance(rec, dict):
-                    raise BadRow(f"holds a JSON {type(rec).__name__}; expected an object")
-                ex = parse_example(rec, where)
-                stems = (_image_stem(rec.get("image_0"), "image_0"), _image_stem(rec.get("image_1"), "image_1"))
-            except BadRow as exc:
-                bad.append(f"{where}: {exc}")
-                continue
-            parsed.append((ex, stems))
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise BadRow(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(rec, dict):
+                raise BadRow(f"holds a JSON {type(rec).__name__}; expected an object")
+            ex = parse_example(rec, where)
+            stems = (_image_stem(rec.get("image_0"), "image_0"), _image_stem(rec.get("image_1"), "image_1"))
+        except BadRow as exc:
+            bad.append(f"{where}: {exc}")
+            continue
+        parsed.append((ex, stems))
     raise_bad_rows(path, bad, f"one JSON object per line with the fields {list(TEXT_FIELDS + IMAGE_FIELDS)}")
     if not parsed:
         raise DataError(f"{path} holds no examples. Re-download it.")

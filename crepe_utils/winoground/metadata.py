@@ -13,12 +13,14 @@ to an evaluation of the real dataset (:func:`join_why_hard`).
 from __future__ import annotations
 
 import csv
+import io
 import os
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import DataError
+from ..textfile import read_text
 from .data import (EXAMPLES_TEXT, MAX_LISTED, TEXT_FIELDS, BadRow, Example, parse_example, raise_bad_rows,
                    sorted_unique_ids)
 
@@ -30,19 +32,19 @@ def _read_tsv(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise DataError(f"{path} does not exist: pass the folder that holds Winoground's text metadata "
                         "(examples_text.tsv, why_hard_tags.tsv).")
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(reader, None)
-        if header is None or [h.strip() for h in header] != list(columns):
-            raise DataError(f"{path}: header is {header}; expected the columns {list(columns)} (tab-separated).")
-        rows, bad = [], []
-        for line_no, values in enumerate(reader, start=2):
-            if not values:
-                continue
-            if len(values) != len(columns):
-                bad.append(f"{path.name}:{line_no}: {len(values)} fields; expected {len(columns)}")
-                continue
-            rows.append((line_no, dict(zip(columns, values))))
+    text = read_text(path, "Winoground's metadata is UTF-8: re-save it as UTF-8, or download it again.")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
+    header = next(reader, None)
+    if header is None or [h.strip() for h in header] != list(columns):
+        raise DataError(f"{path}: header is {header}; expected the columns {list(columns)} (tab-separated).")
+    rows, bad = [], []
+    for line_no, values in enumerate(reader, start=2):
+        if not values:
+            continue
+        if len(values) != len(columns):
+            bad.append(f"{path.name}:{line_no}: {len(values)} fields; expected {len(columns)}")
+            continue
+        rows.append((line_no, dict(zip(columns, values))))
     raise_bad_rows(path, bad, f"tab-separated rows with {list(columns)}")
     return rows
 

@@ -12,7 +12,9 @@ The file names carry a ``winoground_`` prefix so that CREPE's :func:`crepe_utils
 in a shared results folder. The folder is written and read by CREPE's store
 (:func:`crepe_utils.results.store.write_folder`, :func:`~crepe_utils.results.store.read_results`):
 atomically as a whole, so a reader finds the previous result or the new one, never a mixture or a
-half-written folder, and read with the same retries and manifest checks. ``kind`` is ``"evaluated"`` (the real data), ``"toy"`` or
+half-written folder, and read with the same retries and manifest checks; a damaged file is named in a
+:class:`~crepe_utils.results.store.ResultsError` (one result) or an
+:class:`~crepe_utils.results.store.UnreadableResultWarning` (many). ``kind`` is ``"evaluated"`` (the real data), ``"toy"`` or
 ``"fixture"`` (synthetic data), as in :mod:`crepe_utils.results.store`.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ import pandas as pd
 from ..results import store
 from ..results.store import check_columns, check_kind, result_dir
 from .evaluation import PER_EXAMPLE_COLUMNS, Evaluation
+from .scoring import SCORE_COLUMNS
 from .statistics import SUMMARY_COLUMNS
 
 BENCHMARK = "winoground"
@@ -55,15 +58,17 @@ def write_results(directory: str | os.PathLike, evaluation: Evaluation, manifest
 
 
 def _read_summary(handle) -> pd.DataFrame:
-    return pd.read_csv(handle, dtype={"subset": "string", "breakdown": "string"}, keep_default_na=False,
-                       na_values={c: [""] for c in SUMMARY_COLUMNS if c.startswith(("t_ci", "boot_ci", "score"))})
+    frame = pd.read_csv(handle, dtype={"subset": "string", "breakdown": "string"}, keep_default_na=False,
+                        na_values={c: [""] for c in SUMMARY_COLUMNS if c.startswith(("t_ci", "boot_ci", "score"))})
+    return store.check_table("Winoground summary", frame, SUMMARY_COLUMNS, SUMMARY_COLUMNS[3:])
 
 
 def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     """Every Winoground summary under ``root`` (any depth) as one table, with PROVENANCE_COLUMNS.
 
     Empty (with the columns) when there is none. A summary without its manifest is not a
-    result and is ignored, as are hidden (temporary) folders.
+    result and is ignored, as are hidden (temporary) folders; a result whose manifest or summary
+    cannot be read is left out with an :class:`~crepe_utils.results.store.UnreadableResultWarning`.
     """
     columns = SUMMARY_COLUMNS + PROVENANCE_COLUMNS
     frames = []
@@ -79,12 +84,21 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[columns]
 
 
+def _read_per_example(path: Path) -> pd.DataFrame:
+    frame = pd.read_csv(path, keep_default_na=False, na_values={"why_hard": [""]},
+                        dtype={"secondary_tag": "string", "tag": "string", "caption_0": "string",
+                               "caption_1": "string", "why_hard": "string"})
+    return store.check_table("per-example table", frame, ["id", *SCORE_COLUMNS], ["id", *SCORE_COLUMNS])
+
+
 def load_per_example(directory: str | os.PathLike) -> pd.DataFrame:
-    """The per-example table of one result folder."""
-    return pd.read_csv(Path(directory) / PER_EXAMPLE_FILE, keep_default_na=False,
-                       na_values={"why_hard": [""]},
-                       dtype={"secondary_tag": "string", "tag": "string", "caption_0": "string",
-                              "caption_1": "string", "why_hard": "string"})
+    """The per-example table of one result folder; a ResultsError naming it when it is damaged."""
+    return store.read_table(_read_per_example, Path(directory) / PER_EXAMPLE_FILE)
+
+
+def verify_per_example(root: str | os.PathLike | None) -> None:
+    """Warn (UnreadableResultWarning) for each per-example table under ``root`` that cannot be read."""
+    store.verify_tables(root, MANIFEST_FILE, PER_EXAMPLE_FILE, _read_per_example)
 
 
 def load_manifest(directory: str | os.PathLike) -> dict:

@@ -1,0 +1,28 @@
+"""A user's text files (CSV, TSV, JSON, JSON Lines) read as the tools that write them write them.
+
+Spreadsheet programs and Windows editors start a UTF-8 file with a byte-order mark and end its lines
+with CRLF. The mark is dropped (``utf-8-sig``), so a header reads ``image_id``, not ``\\ufeffimage_id``;
+line ends are left to the reader (the ``csv`` module with ``newline=""``, or universal newlines).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import DataError
+
+#: UTF-8, a leading byte-order mark dropped
+ENCODING = "utf-8-sig"
+
+
+def read_text(path: str | os.PathLike, fix: str, error: type[Exception] = DataError) -> str:
+    """The text of the file ``path``; bytes that are not UTF-8 raise ``error`` naming the file, the line
+    and the bytes, followed by ``fix`` (how to repair the file)."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode(ENCODING)
+    except UnicodeDecodeError as exc:
+        data = exc.object                   # the bytes after any byte-order mark, which exc.start counts in
+        line = data.count(b"\n", 0, exc.start) + 1
+        bad = data[exc.start:exc.start + 4]
+        raise error(f"{path}:{line}: bytes {bad!r} are not UTF-8 ({exc.reason}); {fix}") from None
