@@ -25,6 +25,7 @@ CREPE_DATA      ?= data
 CREPE_CSVS      := $(CREPE_DATA)/crepe
 VG_IMAGES       ?= $(CREPE_DATA)/visual_genome
 WINOGROUND_DATA ?= $(CREPE_DATA)/winoground
+SUGARCREPE_DATA ?= $(CREPE_DATA)/sugarcrepe
 CREPE_CACHE     ?= cache
 RESULTS         ?= results/evaluated
 TOY_DIR         ?= results/toy
@@ -36,7 +37,7 @@ MODELS       ?= paper
 DEVICE       ?= auto
 PRECISION    ?= fp32
 
-export CREPE_DATA VG_IMAGES WINOGROUND_DATA CREPE_CACHE
+export CREPE_DATA VG_IMAGES WINOGROUND_DATA SUGARCREPE_DATA CREPE_CACHE
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
@@ -46,7 +47,8 @@ TOY_NOTEBOOKS := 02_systematicity 03_productivity
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
-.PHONY: all test check check-readme check-readme-current data data-crepe data-vg data-winoground evaluate toy \
+.PHONY: all test check check-readme check-readme-current data data-crepe data-vg data-winoground data-sugarcrepe \
+        evaluate toy \
         toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
 
 all: notebooks toy check ## everything reproducible on a laptop: published numbers, the toy world, checks
@@ -58,7 +60,7 @@ help: ## list the targets
 # What each executed notebook depends on: the package files its imports reach (computed from the
 # import graph by `python -m crepe_utils.notebooks deps`), plus the data and results it reads (below).
 # Targets that run no notebook skip this (and so need no environment).
-NO_DEPS_GOALS := help venv clean clean-venv test models data data-crepe data-vg data-winoground
+NO_DEPS_GOALS := help venv clean clean-venv test models data data-crepe data-vg data-winoground data-sugarcrepe
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_DEPS_GOALS),$(MAKECMDGOALS)),all),)
 -include $(BUILD)/deps.mk
 endif
@@ -117,6 +119,10 @@ data-vg: $(VENV_STAMP) ## download Visual Genome's images into VG_IMAGES (about 
 
 data-winoground: $(VENV_STAMP) ## download Winoground into WINOGROUND_DATA; gated: needs HF_TOKEN (see README)
 	$(VPY) -m crepe_utils download winoground --dest $(WINOGROUND_DATA)
+
+# The JSONs only: SugarCrepe's images (COCO val2017) get a target of their own.
+data-sugarcrepe: $(VENV_STAMP) ## download SugarCrepe's 7 JSONs (1.7 MB) into SUGARCREPE_DATA
+	$(VPY) -m crepe_utils download sugarcrepe --dest $(SUGARCREPE_DATA)
 
 # ---------------------------------------------------------------- evaluation (GPU recommended)
 models: $(VENV_STAMP) ## list the model registry

@@ -525,6 +525,37 @@ def test_table_pins_what_the_reference_gives():
     assert all(f.sources and f.licence for f in datasets.FILES)
 
 
+SUGARCREPE_SUBSETS = ["add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj"]
+
+
+def test_sugarcrepe_table_pins_the_commit_and_the_seven_files(monkeypatch, tmp_path):
+    entries = datasets.files_for("sugarcrepe", environ={})
+    assert [e.filename for e in entries] == [f"{s}.json" for s in SUGARCREPE_SUBSETS]
+    assert entries[4].urls() == (
+        "https://raw.githubusercontent.com/RAIVNLab/sugar-crepe/0047054b243992f0fad63d6f64f7544862daf846/"
+        "data/replace_rel.json",
+        "https://github.com/RAIVNLab/sugar-crepe/raw/0047054b243992f0fad63d6f64f7544862daf846/data/replace_rel.json")
+    assert all(e.checksum.kind == "sha256" and e.size and e.extract is None and e.released_text
+               and e.licence.startswith("MIT") and e.sources for e in entries)
+    monkeypatch.delenv("SUGARCREPE_DATA", raising=False)       # `make test` exports the Makefile's default
+    monkeypatch.setenv("CREPE_DATA", str(tmp_path))
+    assert download.default_destination("sugarcrepe") == tmp_path / "sugarcrepe"
+    monkeypatch.setenv("SUGARCREPE_DATA", str(tmp_path / "elsewhere"))
+    assert download.default_destination("sugarcrepe") == tmp_path / "elsewhere"
+
+
+@pytest.mark.shared
+def test_sugarcrepe_checksums_and_sizes_are_the_released_files(shared_sugarcrepe):
+    released = {p.name: p.read_bytes() for p in shared_sugarcrepe.glob("*.json")}
+    assert sorted(released) == sorted(f"{s}.json" for s in SUGARCREPE_SUBSETS)
+    for entry in datasets.files_for("sugarcrepe", environ={}):
+        data = released[entry.filename]
+        assert (entry.checksum.value, entry.size) == (sha256(data), len(data)), entry.filename
+        triples = len(json.loads(data))
+        assert f"{triples:,} image-caption-negative triples" in entry.description
+    assert (shared_sugarcrepe / "LICENSE").read_text().startswith("MIT License")
+
+
 def test_override_errors_name_the_file_and_the_problem(tmp_path):
     override = tmp_path / "o.json"
     override.write_text(json.dumps({"crepe-prodd": {"url": "x"}}))

@@ -20,7 +20,7 @@ TOKEN_ENVS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 def default_destination(dataset: str) -> Path:
     """Where ``dataset`` goes without ``--dest`` (see :mod:`crepe_utils.paths`)."""
     return {"crepe": paths.data_root() / "crepe", "vg": paths.vg_images_dir(),
-            "winoground": paths.winoground_dir()}[dataset]
+            "winoground": paths.winoground_dir(), "sugarcrepe": paths.sugarcrepe_dir()}[dataset]
 
 
 def hub_token(environ: Mapping[str, str] | None = None) -> str | None:
@@ -40,10 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("dataset", choices=DATASETS,
                         help="crepe: hard-negative CSVs; vg: Visual Genome images (about 15 GB); "
-                             "winoground: gated, needs HF_TOKEN")
+                             "winoground: gated, needs HF_TOKEN; sugarcrepe: SugarCrepe's 7 JSONs (1.7 MB)")
     parser.add_argument("--dest", metavar="DIR",
                         help="destination folder (default: $CREPE_DATA/crepe, $VG_IMAGES or "
-                             "$CREPE_DATA/visual_genome, $WINOGROUND_DATA or $CREPE_DATA/winoground)")
+                             "$CREPE_DATA/visual_genome, $WINOGROUND_DATA or $CREPE_DATA/winoground, "
+                             "$SUGARCREPE_DATA or $CREPE_DATA/sugarcrepe)")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask before downloading")
     parser.add_argument("--remove-archives", action="store_true",
                         help="delete each zip once extracted (its sha256 stays recorded)")
