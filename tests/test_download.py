@@ -28,6 +28,7 @@ from crepe_utils import download
 from crepe_utils.crepe.queries import load_productivity
 from crepe_utils.download.datasets import Checksum, DatasetTableError, Extraction, RemoteFile
 from crepe_utils.download import MARKER_NAME, RECORD_NAME, DownloadError, Downloader
+from crepe_utils.download.transport import TransferPolicy
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROD_CSV = "prod_hard_negatives/atom/prod_vg_hard_negs_atom_complexity_4.csv"
@@ -181,8 +182,8 @@ def prod_entry(server: LoopbackServer, data: bytes, **changes) -> RemoteFile:
 
 
 def make_downloader(entries: list[RemoteFile], dest: Path, **kwargs) -> Downloader:
-    return Downloader(entries, dest, attempts=kwargs.pop("attempts", 3), retry_wait=0, out=io.StringIO(),
-                      **kwargs)
+    policy = TransferPolicy(attempts=kwargs.pop("attempts", 3), retry_wait=0)
+    return Downloader(entries, dest, policy=policy, out=io.StringIO(), **kwargs)
 
 
 def record(dest: Path) -> dict:
