@@ -278,3 +278,11 @@ def test_make_data_text_end_to_end(server, env, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "data" / "sugarcrepe" / "add_obj.json").is_file()
     assert (tmp_path / "data" / "crepe" / PROD_CSV).is_file()
+
+
+def test_the_command_line_says_what_it_needs(capsys):
+    from crepe_utils import cli
+    assert cli.main(["download", "--released-text", "crepe"]) == 2
+    assert capsys.readouterr().err.startswith("error: --released-text takes no dataset and no --dest")
+    assert cli.main(["download"]) == 2
+    assert capsys.readouterr().err == "error: name a dataset (crepe, vg, winoground, sugarcrepe) or pass --released-text\n"

@@ -1,4 +1,4 @@
-"""``python -m crepe_utils download``: options, the destination defaults, the Hugging Face token."""
+"""``python -m crepe_utils download``: options and the Hugging Face token."""
 from __future__ import annotations
 
 import argparse
@@ -7,23 +7,15 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
-from .. import paths
 from .datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, files_for
 from ..errors import DownloadError, error_line
 from .downloader import Downloader
 from .extraction import MARKER_NAME
+from .places import default_destination
+from .released import fetch_released_text
 from .verification import RECORD_NAME
 
 TOKEN_ENVS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
-#: the variable that moves each dataset's default folder (see :mod:`crepe_utils.paths`)
-DEST_VARIABLES = {"crepe": "CREPE_DATA", "vg": "VG_IMAGES", "winoground": "WINOGROUND_DATA",
-                  "sugarcrepe": "SUGARCREPE_DATA"}
-
-
-def default_destination(dataset: str) -> Path:
-    """Where ``dataset`` goes without ``--dest`` (see :mod:`crepe_utils.paths`)."""
-    return {"crepe": paths.data_root() / "crepe", "vg": paths.vg_images_dir(),
-            "winoground": paths.winoground_dir(), "sugarcrepe": paths.sugarcrepe_dir()}[dataset]
 
 
 def hub_token(environ: Mapping[str, str] | None = None) -> str | None:
@@ -69,7 +61,6 @@ def _ask() -> bool:
 
 
 def _released_text() -> int:
-    from .released import fetch_released_text     # imports this module
     for outcome in fetch_released_text():
         print(outcome.line, flush=True)
     return 0

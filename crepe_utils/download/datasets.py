@@ -153,7 +153,7 @@ _WG_NOTES = ("Pinned to mteb's revision. That revision is reported in parquet fo
              "first download is recorded (and checked against the hub's X-Linked-Etag for LFS files).")
 _WG_LICENCE = ("gated: accept the terms on the dataset page; research use only, full agreement in the "
                "dataset's license_agreement.txt; do not redistribute the images")
-#: the hub's current layout, which the Winoground loader reads as well
+#: the hub's current layout, which the Winoground loader reads as well (like the others in a data/ sub-folder)
 _WG_PARQUET = ("test-*.parquet",)
 
 #: RAIVNLab/sugar-crepe main at 2024-02-13; data/ unchanged since 546eb51 (2023-11-18)
@@ -222,7 +222,7 @@ FILES: tuple[RemoteFile, ...] = (
         name="winoground-examples", dataset="winoground",
         description="Winoground examples (400 JSON lines: captions, tags, image stems)",
         filename="examples.jsonl", url=_WG_RESOLVE + "examples.jsonl",
-        revision=WINOGROUND_REVISION, hub=True, found_as=_WG_PARQUET,
+        revision=WINOGROUND_REVISION, hub=True, found_as=("examples.jsonl",) + _WG_PARQUET,
         licence=_WG_LICENCE, notes=_WG_NOTES, sources=_WG_SOURCES,
     ),
     RemoteFile(
@@ -230,7 +230,7 @@ FILES: tuple[RemoteFile, ...] = (
         description="Winoground images (800 files images/ex_{id}_img_{0,1}.png)",
         filename="images.zip", url=_WG_RESOLVE + "images.zip",
         revision=WINOGROUND_REVISION, hub=True, extract=Extraction("images"),
-        found_as=("images.zip",) + _WG_PARQUET,
+        found_as=("images", "images.zip") + _WG_PARQUET,
         licence=_WG_LICENCE, notes=_WG_NOTES, sources=_WG_SOURCES,
     ),
     # SugarCrepe: sha256 and sizes computed from the released files, whose git blob ids equal those

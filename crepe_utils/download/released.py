@@ -3,7 +3,7 @@
 ``python -m crepe_utils download --released-text`` goes through the table, dataset by dataset:
 
 * entries marked ``released_text`` (CREPE's two archives, SugarCrepe's JSONs) that are not in the
-  dataset's default folder (:func:`.command.default_destination`) are fetched through the
+  dataset's default folder (:func:`.places.default_destination`) are fetched through the
   :class:`.Downloader` (pinned, checksummed, resumable, atomic), quickly: one attempt per URL;
 * gated entries (Winoground) are never fetched here, whatever the token: a line says how;
 * the rest (Visual Genome: 15 GB) is left to its own target.
@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 
 from ..errors import DownloadError, error_line
 from . import plan
-from .command import DEST_VARIABLES, default_destination
 from .datasets import DATASETS, FILES, MIRROR_ENV, RemoteFile, files_for
 from .downloader import Downloader
+from .places import DEST_VARIABLES, default_destination
 from .transport import TransferPolicy
 from .verification import Record
 
