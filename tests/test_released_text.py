@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from crepe_utils.download import RECORD_NAME, datasets, released
+from crepe_utils.download.transport import TransferPolicy
 from loopback import PROD_CSV, Fault, LoopbackServer, git_blob_sha1, prod_archive, sha256, syst_archive
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -123,12 +124,16 @@ def test_a_partial_download_is_resumed_by_the_next_run(server, env, served, tmp_
     assert "make data-crepe" in first["crepe"].line and "\n" not in first["crepe"].line
     assert (crepe / "prod_hard_negatives.zip.part").stat().st_size == cut
     assert not (crepe / "prod_hard_negatives").exists()           # a partial never passes as complete
+    # the host failed once: the files after it are not tried this run (one timeout per host, not per file)
+    assert first["sugarcrepe"].line.endswith(f"not tried after a failure on 127.0.0.1 in this run. "
+                                             "Run `make data-sugarcrepe`.")
+    assert "/add_att.json" not in [path for path, _ in server.requests]
 
     server.requests.clear()
     second = {o.dataset: o for o in released.fetch_released_text()}
-    assert second["crepe"].status == "fetched" and second["sugarcrepe"].status == "present"
-    assert server.requests == [("/prod_hard_negatives.zip", server.requests[0][1])]
-    assert server.requests[0][1]["Range"] == f"bytes={cut}-"
+    assert second["crepe"].status == "fetched" and second["sugarcrepe"].status == "fetched"
+    prod_requests = [headers for path, headers in server.requests if path == "/prod_hard_negatives.zip"]
+    assert len(prod_requests) == 1 and prod_requests[0]["Range"] == f"bytes={cut}-"
     assert (crepe / "prod_hard_negatives.zip").read_bytes() == zip_bytes
 
 
@@ -138,7 +143,8 @@ def test_a_checksum_mismatch_is_one_line_and_leaves_no_file(server, env, tmp_pat
     done, _ = cli(env)
     assert done.returncode == 0, done.stderr
     line = lines_by_dataset(done.stdout)["sugarcrepe"]
-    assert "swap_att.json missing" in line and "fetching failed" in line and "sha256 expected" in line
+    assert "swap_att.json and swap_obj.json missing" in line       # swap_obj: not tried after the failure
+    assert "fetching failed" in line and "sha256 expected" in line
     assert "make data-sugarcrepe" in line
     assert not (tmp_path / "data" / "sugarcrepe" / "swap_att.json").exists()
     assert (tmp_path / "data" / "sugarcrepe" / "add_att.json").is_file()      # those before it are kept
@@ -221,9 +227,32 @@ def test_winoground_is_never_fetched_even_with_a_token(server, env, monkeypatch)
 
 # ------------------------------------------------------------------------------- offline
 
-@pytest.mark.parametrize("mirror", ["dead-port", "http://192.0.2.1:9"])   # RFC 5737 TEST-NET-1: unroutable
-def test_offline_is_one_line_per_dataset_exit_0_within_seconds(env, tmp_path, mirror):
-    mirror = f"http://127.0.0.1:{dead_port()}" if mirror == "dead-port" else mirror
+@pytest.fixture
+def black_hole():
+    """A port whose connections hang: a listener with a full accept queue, so the kernel drops new SYNs."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    waiting = []
+    for _ in range(4):
+        client = socket.socket()
+        client.setblocking(False)
+        client.connect_ex(("127.0.0.1", port))
+        waiting.append(client)
+    time.sleep(0.2)
+    yield port
+    for sock in waiting + [listener]:
+        sock.close()
+
+
+# a port with nothing listening; one whose connections hang; RFC 5737 TEST-NET-1 (unroutable)
+@pytest.mark.parametrize("mirror", ["dead-port", "black-hole", "http://192.0.2.1:9"])
+def test_offline_is_one_line_per_dataset_exit_0_within_seconds(env, tmp_path, mirror, request):
+    if mirror == "dead-port":
+        mirror = f"http://127.0.0.1:{dead_port()}"
+    elif mirror == "black-hole":
+        mirror = f"http://127.0.0.1:{request.getfixturevalue('black_hole')}"
     done, took = cli({**env, datasets.MIRROR_ENV: mirror})
     assert done.returncode == 0, done.stderr
     assert took < HANG_GUARD_S
@@ -233,6 +262,38 @@ def test_offline_is_one_line_per_dataset_exit_0_within_seconds(env, tmp_path, mi
     for dataset in ("crepe", "sugarcrepe"):
         assert "cannot reach" in by[dataset] and f"`make data-{dataset}`" in by[dataset]
     assert not (tmp_path / "data").exists()           # nothing written
+
+
+def test_a_host_that_never_answers_costs_one_timeout_not_one_per_file(env, monkeypatch):
+    """Connections accepted, requests never answered (a captive proxy, a stuck server): 9 files, 1 timeout."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held, stop = [], threading.Event()
+
+    def accept():
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    monkeypatch.setenv(datasets.MIRROR_ENV, f"http://127.0.0.1:{listener.getsockname()[1]}")
+    start = time.monotonic()
+    try:
+        outcomes = released.fetch_released_text(TransferPolicy(attempts=1, retry_wait=0, timeout_s=1.0))
+    finally:
+        stop.set()
+        thread.join()
+        for sock in held + [listener]:
+            sock.close()
+    assert time.monotonic() - start < 5          # one 1 s timeout; nine would take 9 s
+    lines = {o.dataset: o.line for o in outcomes}
+    assert "fetching failed" in lines["crepe"] and "timed out" in lines["crepe"]
+    assert "not tried after a failure on 127.0.0.1" in lines["sugarcrepe"]
 
 
 def test_a_hanging_lookup_is_cut_at_the_probe_deadline(env, monkeypatch):

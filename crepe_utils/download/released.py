@@ -36,11 +36,13 @@ from .verification import Record
 
 PROBE_TIMEOUT_S = 3.0
 #: one attempt per URL (a cut transfer is resumed by the next run, not retried now)
-QUICK = TransferPolicy(attempts=1, retry_wait=0.0, timeout_s=15.0)
+QUICK = TransferPolicy(attempts=1, retry_wait=0.0, timeout_s=10.0)
 
 
 @dataclass(frozen=True)
 class Outcome:
+    """What became of one dataset."""
+
     dataset: str
     status: str      #: present, fetched or missing
     line: str        #: what to print: one line
@@ -114,33 +116,51 @@ def reachable(endpoints: set[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT_
     return set(ok)
 
 
+@dataclass
+class _Hosts:
+    """The endpoints that answered the probe, less those a fetch has failed on since."""
+
+    answered: set[tuple[str, int]]
+    failed: set[tuple[str, int]]
+
+    def fail(self, endpoints) -> None:
+        for endpoint in endpoints:
+            self.answered.discard(endpoint)
+            self.failed.add(endpoint)
+
+
 def _reachable_urls(entry: RemoteFile, up: set[tuple[str, int]]) -> tuple[str, ...]:
     return tuple(u for u in entry.urls() if _endpoint(u) in up)
 
 
-def _fetch(job: _Pending, up: set[tuple[str, int]], policy: TransferPolicy) -> Outcome:
-    """Run the downloader on ``job``'s missing files, from the URLs that answered the probe."""
+def _fetch(job: _Pending, up: _Hosts, policy: TransferPolicy) -> Outcome:
+    """Run the downloader on ``job``'s missing files, one at a time, from the URLs that answered the probe.
+
+    A file that fails takes its hosts out of ``up``, so the files after it (here and in later datasets)
+    skip them: a host that accepts connections but never answers costs one timeout, not one per file.
+    """
     how = f"`make data-{job.dataset}`"
     to_download = {e.name for e in job.to_download()}
-    entries = []
+    problem = None       #: (what went wrong, what to do), the first one only
     for entry in job.missing:
-        urls = _reachable_urls(entry, up)
+        urls = _reachable_urls(entry, up.answered)
         if not urls and entry.name in to_download:
             hosts = ", ".join(sorted({urlsplit(u).hostname or u for u in entry.urls()}))
-            return Outcome(job.dataset, "missing", f"{job.dataset}: {job.what} missing in {job.dest}; cannot reach "
-                                                   f"{hosts} (offline?). Run {how} when online, or set "
-                                                   f"{MIRROR_ENV} to a mirror.")
-        entries.append(replace(entry, url=urls[0], mirrors=urls[1:]) if urls else entry)
-    failures = []
-    for entry in entries:           # one at a time: a file that fails does not hold back the others
+            if all(_endpoint(u) in up.failed for u in entry.urls()):
+                problem = problem or (f"not tried after a failure on {hosts} in this run", f"Run {how}.")
+            problem = problem or (f"cannot reach {hosts} (offline?)",
+                                  f"Run {how} when online, or set {MIRROR_ENV} to a mirror.")
+            continue
         try:
-            Downloader([entry], job.dest, policy=policy, out=io.StringIO()).run()
+            Downloader([replace(entry, url=urls[0], mirrors=urls[1:]) if urls else entry], job.dest,
+                       policy=policy, out=io.StringIO()).run()
         except (DownloadError, OSError) as exc:
-            failures.append(error_line(exc).removeprefix("error: "))
-    if failures:
+            problem = problem or (f"fetching failed ({error_line(exc).removeprefix('error: ')})", f"Run {how}.")
+            up.fail(_endpoint(u) for u in urls)
+    if problem:
         still = _names([e for e in job.missing if not present(e, job.dest)], len(files_for(job.dataset)))
-        return Outcome(job.dataset, "missing", f"{job.dataset}: {still} missing in {job.dest}; fetching failed "
-                                               f"({failures[0]}). Run {how} to fetch it.")
+        return Outcome(job.dataset, "missing",
+                       f"{job.dataset}: {still} missing in {job.dest}; {problem[0]}. {problem[1]}")
     return Outcome(job.dataset, "fetched", f"{job.dataset}: fetched and verified {job.what} into {job.dest}")
 
 
@@ -179,7 +199,7 @@ def fetch_released_text(policy: TransferPolicy = QUICK) -> list[Outcome]:
         else:
             pending.append(_Pending(dataset, dest, missing, what))
     endpoints = {_endpoint(u) for job in pending for e in job.to_download() for u in e.urls()}
-    up = reachable(endpoints) if endpoints else set()
+    up = _Hosts(reachable(endpoints) if endpoints else set(), set())
     for job in pending:
         done[job.dataset] = _fetch(job, up, policy)
     return [done[d] for d in DATASETS if d in done]
