@@ -202,6 +202,22 @@ def test_a_folder_arranged_by_hand_gets_nothing_added(server, env, tmp_path):
     assert {k: v for k, v in after.items() if k.startswith("crepe")} == before
 
 
+@pytest.mark.shared
+def test_the_development_data_folder_gets_nothing_written(shared_crepe, server, env, monkeypatch):
+    """CI points CREPE_DATA at the development copy: SugarCrepe present, CREPE's productivity CSVs placed by
+    hand without the systematicity ones. Even with a mirror that would answer, nothing is fetched or written."""
+    data = shared_crepe.parent
+    before = snapshot(data)
+    monkeypatch.setenv("CREPE_DATA", str(data))
+    monkeypatch.setenv(datasets.MIRROR_ENV, server.base)
+    outcomes = {o.dataset: o for o in released.fetch_released_text()}
+    assert server.requests == []
+    assert outcomes["sugarcrepe"].status == "present"
+    assert outcomes["crepe"].status == "missing" and "arranged by hand" in outcomes["crepe"].line
+    assert "syst_hard_negatives.zip missing" in outcomes["crepe"].line
+    assert snapshot(data) == before
+
+
 def test_a_copy_in_another_layout_counts_as_present(server, env, tmp_path, monkeypatch):
     crepe = tmp_path / "data" / "crepe"
     (crepe / "csvs").mkdir(parents=True)
