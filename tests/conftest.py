@@ -25,18 +25,26 @@ def pytest_collection_modifyitems(config, items):
                                     "but lacks @pytest.mark.shared")
 
 
+#: Folders that default to ``$CREPE_DATA/<name>``; `make test` exports them (as the Makefile's defaults, under
+#: its own CREPE_DATA), so they are unset here to follow the tests' CREPE_DATA like a user's defaults do.
+DATA_FOLDER_ENVS = ("WINOGROUND_DATA", "SUGARCREPE_DATA")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _reference_data_location():
     """The package finds data only where a user's would be: ``$CREPE_DATA``. The tests point it at the
     reference data (``helpers.SHARED / "data"``, relocatable with ``CREPE_SHARED``), in this process and
     in the notebooks' kernels, which inherit the environment."""
-    saved = os.environ.get("CREPE_DATA")
+    saved = {name: os.environ.get(name) for name in ("CREPE_DATA",) + DATA_FOLDER_ENVS}
     os.environ["CREPE_DATA"] = str(helpers.SHARED / "data")
+    for name in DATA_FOLDER_ENVS:
+        os.environ.pop(name, None)
     yield
-    if saved is None:
-        os.environ.pop("CREPE_DATA", None)
-    else:
-        os.environ["CREPE_DATA"] = saved
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")
