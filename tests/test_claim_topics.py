@@ -41,7 +41,8 @@ def assert_make_check_is_the_topics(data_dir, results_dir):
     return everything, by_topic
 
 
-def test_make_check_is_the_topics_on_the_reference_data(tmp_path):
+@pytest.mark.shared
+def test_make_check_is_the_topics_on_the_reference_data(shared_crepe, tmp_path):
     everything, by_topic = assert_make_check_is_the_topics(None, tmp_path / "no-results")
     assert len(everything) > 40 and all(by_topic.values())
 
