@@ -1,6 +1,7 @@
 # CREPE companion: every table and figure of the paper, regenerated.
 #
-#   make all     published numbers -> notebooks -> figures/ tables/, the toy world, then `make check`
+#   make all     the released text data when missing, published numbers -> notebooks -> figures/ tables/,
+#                the toy world, then `make check`
 #   make test    the test suite
 #   make docs    the executed notebooks as a website that opens from disk (build/site/index.html)
 #   make docs-check  every page of it in headless Chromium; screenshots in build/docs-check
@@ -25,6 +26,7 @@ CREPE_DATA      ?= data
 CREPE_CSVS      := $(CREPE_DATA)/crepe
 VG_IMAGES       ?= $(CREPE_DATA)/visual_genome
 WINOGROUND_DATA ?= $(CREPE_DATA)/winoground
+SUGARCREPE_DATA ?= $(CREPE_DATA)/sugarcrepe
 CREPE_CACHE     ?= cache
 RESULTS         ?= results/evaluated
 TOY_DIR         ?= results/toy
@@ -36,7 +38,7 @@ MODELS       ?= paper
 DEVICE       ?= auto
 PRECISION    ?= fp32
 
-export CREPE_DATA VG_IMAGES WINOGROUND_DATA CREPE_CACHE
+export CREPE_DATA VG_IMAGES WINOGROUND_DATA SUGARCREPE_DATA CREPE_CACHE
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
@@ -46,10 +48,12 @@ TOY_NOTEBOOKS := 02_systematicity 03_productivity
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
-.PHONY: all test check check-readme check-readme-current data data-crepe data-vg data-winoground evaluate toy \
+.PHONY: all test check check-readme check-readme-current data data-text data-crepe data-vg data-winoground \
+        data-sugarcrepe \
+        evaluate toy \
         toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
 
-all: notebooks toy check ## everything reproducible on a laptop: published numbers, the toy world, checks
+all: data-text notebooks toy check ## the released text data, published numbers, the toy world, checks
 
 help: ## list the targets
 	@grep -E '^[$$()A-Za-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/^$$(NOTEBOOKS)/<notebook>/' \
@@ -58,7 +62,8 @@ help: ## list the targets
 # What each executed notebook depends on: the package files its imports reach (computed from the
 # import graph by `python -m crepe_utils.notebooks deps`), plus the data and results it reads (below).
 # Targets that run no notebook skip this (and so need no environment).
-NO_DEPS_GOALS := help venv clean clean-venv test models data data-crepe data-vg data-winoground
+NO_DEPS_GOALS := help venv clean clean-venv test models data data-text data-crepe data-vg data-winoground \
+                 data-sugarcrepe
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_DEPS_GOALS),$(MAKECMDGOALS)),all),)
 -include $(BUILD)/deps.mk
 endif
@@ -109,6 +114,13 @@ $(BUILD)/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $$(
 # ---------------------------------------------------------------- data
 data: data-crepe data-vg ## download CREPE's hard negatives and Visual Genome (about 15 GB)
 
+# `all` runs this first. Each dataset's folder is checked where the package looks for it; what is missing
+# is fetched (pinned, checksummed), or, offline, named in one line with the target that fetches it. Never
+# fails for want of a network, never fetches images (Visual Genome, COCO) or gated data (Winoground), and
+# adds nothing to a folder arranged by hand or a read-only one.
+data-text: $(VENV_STAMP) ## fetch the released text data that are missing (CREPE's CSVs, SugarCrepe's JSONs; 1 line each)
+	$(VPY) -m crepe_utils download --released-text
+
 data-crepe: $(VENV_STAMP) ## download CREPE's hard-negative CSVs into CREPE_DATA/crepe
 	$(VPY) -m crepe_utils download crepe --dest $(CREPE_CSVS)
 
@@ -117,6 +129,10 @@ data-vg: $(VENV_STAMP) ## download Visual Genome's images into VG_IMAGES (about 
 
 data-winoground: $(VENV_STAMP) ## download Winoground into WINOGROUND_DATA; gated: needs HF_TOKEN (see README)
 	$(VPY) -m crepe_utils download winoground --dest $(WINOGROUND_DATA)
+
+# The JSONs only: SugarCrepe's images (COCO val2017) get a target of their own.
+data-sugarcrepe: $(VENV_STAMP) ## download SugarCrepe's 7 JSONs (1.7 MB) into SUGARCREPE_DATA
+	$(VPY) -m crepe_utils download sugarcrepe --dest $(SUGARCREPE_DATA)
 
 # ---------------------------------------------------------------- evaluation (GPU recommended)
 models: $(VENV_STAMP) ## list the model registry

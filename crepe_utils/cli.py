@@ -17,7 +17,7 @@ TRACEBACK_ENV = "CREPE_TRACEBACK"
 
 #: command → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "download": ("crepe_utils.download", "download and verify CREPE, Visual Genome or Winoground"),
+    "download": ("crepe_utils.download", "download and verify CREPE, Visual Genome, Winoground or SugarCrepe"),
     "validate": ("crepe_utils.crepe.validation", "validate a CREPE data folder (and its images)"),
     "models": ("crepe_utils.analysis.model_table", "list the model registry"),
     "evaluate": ("crepe_utils.crepe.evaluation", "evaluate one model on systematicity or productivity"),

@@ -12,6 +12,8 @@ CREPE CSVs         (data root)           ``<data root>/crepe`` (holds ``prod_har
 Visual Genome      ``VG_IMAGES``         ``<data root>/visual_genome`` (``VG_100K/``,
                                          ``VG_100K_2/``, or a flat folder of ``<id>.jpg``)
 Winoground         ``WINOGROUND_DATA``   ``<data root>/winoground``
+SugarCrepe         ``SUGARCREPE_DATA``   ``<data root>/sugarcrepe`` (the seven ``*.json``; its COCO
+                                         val2017 images are not handled yet)
 model weights      (open_clip's cache)   ``~/.cache/huggingface`` and ``~/.cache/clip``
 placed weights     ``CREPE_MODELS``      ``<data root>/models`` (files a user downloads by hand:
                                          CyCLIP, ALBEF, the BERT vocabulary)
@@ -61,6 +63,14 @@ def winoground_dir(explicit: str | os.PathLike | None = None) -> Path:
         return Path(explicit)
     env = os.environ.get("WINOGROUND_DATA")
     return Path(env) if env else data_root() / "winoground"
+
+
+def sugarcrepe_dir(explicit: str | os.PathLike | None = None) -> Path:
+    """SugarCrepe's JSONs: ``explicit``, else ``$SUGARCREPE_DATA``, else ``<data root>/sugarcrepe``."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("SUGARCREPE_DATA")
+    return Path(env) if env else data_root() / "sugarcrepe"
 
 
 def models_dir(explicit: str | os.PathLike | None = None) -> Path:

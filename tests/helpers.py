@@ -17,6 +17,7 @@ from shared_guard import SHARED
 #: clean machine would.
 SHARED_CREPE = SHARED / "data" / "crepe"
 SHARED_WINOGROUND = SHARED / "data" / "winoground"
+SHARED_SUGARCREPE = SHARED / "data" / "sugarcrepe"
 
 #: The smallest open_clip CLIP that builds with the stock tokenizer (77 tokens, 49408 words).
 TINY_CONFIG = {

@@ -1,12 +1,8 @@
-"""The downloader against a loopback HTTP server: resume, verification, errors, extraction, CLI.
-
-The server (stdlib ``http.server`` on 127.0.0.1, port 0) serves fixture zips in CREPE's real layout,
-honours ``Range``/``If-Range``, logs every request, and can be told to answer an HTTP status, cut the
-connection after N bytes, ignore ``Range`` or redirect. Nothing here leaves the machine.
+"""The downloader against a loopback HTTP server (tests/loopback.py): resume, verification, errors,
+extraction, CLI. Nothing here leaves the machine.
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -14,145 +10,33 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
-import zipfile
-from dataclasses import dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-import helpers
 from crepe_utils.download import datasets
 from crepe_utils import download
 from crepe_utils.crepe.queries import load_productivity
 from crepe_utils.download.datasets import Checksum, DatasetTableError, Extraction, RemoteFile
 from crepe_utils.download import MARKER_NAME, RECORD_NAME, DownloadError, Downloader
+from crepe_utils.download.transport import TransferPolicy
+from loopback import (PROD_CSV, PROD_ROWS, Fault, LoopbackServer, git_blob_sha1, make_zip, prod_archive, sha256,
+                      syst_archive)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-PROD_CSV = "prod_hard_negatives/atom/prod_vg_hard_negs_atom_complexity_4.csv"
-PROD_ROWS = [
-    dict(image_id=13, caption="red car next to a tree", x=237, y=391, width=402, height=208,
-         hard_negs=["blue car next to a tree", "red bus next to a tree", "red car under a tree",
-                    "red car next to a bush", "green car next to a tree"]),
-    dict(image_id=286, caption="man on a wooden chair", x=10, y=20, width=300, height=200,
-         hard_negs={"woman on a wooden chair", "man on a metal chair", "man under a wooden chair",
-                    "man on a wooden table", "boy on a wooden chair"}),
-]
 
 
 # ------------------------------------------------------------------------------- fixtures
 
-def git_blob_sha1(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def make_zip(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return buffer.getvalue()
-
-
 @pytest.fixture(scope="module")
 def prod_zip(tmp_path_factory) -> bytes:
-    """CREPE's productivity archive in its real layout, macOS junk included."""
-    csv_path = helpers.write_productivity_csv(tmp_path_factory.mktemp("csv") / "p.csv", PROD_ROWS, 4)
-    csv_bytes = csv_path.read_bytes()
-    return make_zip({
-        "prod_hard_negatives/": b"",
-        PROD_CSV: csv_bytes,
-        "prod_hard_negatives/swap/prod_vg_hard_negs_swap_complexity_4.csv": csv_bytes.replace(b"red", b"tan"),
-        "prod_hard_negatives/.DS_Store": b"\0junk",
-        "__MACOSX/prod_hard_negatives/atom/._prod_vg_hard_negs_atom_complexity_4.csv": b"\0junk",
-    })
+    return prod_archive(tmp_path_factory.mktemp("csv"))
 
 
 @pytest.fixture(scope="module")
 def syst_zip(tmp_path_factory) -> bytes:
-    path = helpers.write_systematicity_csv(tmp_path_factory.mktemp("syst") / "s.csv", [
-        dict(image_id=2, caption="a red brick sidewalk", x=346, y=329, width=452, height=269,
-             atom=["a white brick sidewalk"], comp=["a red mall and blue sidewalk"])])
-    return make_zip({"syst_hard_negatives/syst_vg_hard_negs_seen_compounds_in_laion.csv": path.read_bytes(),
-                     "__MACOSX/._x": b"junk"})
-
-
-@dataclass
-class Fault:
-    """What the server does to one request: answer ``status``, or cut the body after ``cut_after`` bytes."""
-
-    status: int | None = None
-    cut_after: int | None = None
-
-
-class LoopbackServer:
-    def __init__(self) -> None:
-        self.files: dict[str, bytes] = {}
-        self.headers: dict[str, dict[str, str]] = {}     # path → extra response headers
-        self.faults: dict[str, list[Fault]] = {}         # path → faults, one per request, in order
-        self.ignore_range: set[str] = set()
-        self.redirects: dict[str, str] = {}              # path → Location
-        self.requests: list[tuple[str, dict[str, str]]] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._httpd.owner = self
-        self.base = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True)
-        self._thread.start()
-
-    def url(self, name: str) -> str:
-        return f"{self.base}/{name}"
-
-    def etag(self, path: str) -> str:
-        return '"%s"' % sha256(self.files[path])[:16]
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        srv: LoopbackServer = self.server.owner
-        srv.requests.append((self.path, dict(self.headers)))
-        if self.path in srv.redirects:
-            self.send_response(302)
-            self.send_header("Location", srv.redirects[self.path])
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        queued = srv.faults.get(self.path)
-        fault = queued.pop(0) if queued else Fault()
-        if fault.status:
-            self.send_error(fault.status)
-            return
-        data = srv.files.get(self.path)
-        if data is None:
-            self.send_error(404)
-            return
-        start, status = 0, 200
-        wanted = self.headers.get("Range")
-        if wanted and self.path not in srv.ignore_range and self.headers.get("If-Range", srv.etag(self.path)) \
-                == srv.etag(self.path):
-            start, status = int(wanted.removeprefix("bytes=").split("-")[0]), 206
-        body = data[start:]
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("ETag", srv.etag(self.path))
-        self.send_header("Accept-Ranges", "bytes")
-        if status == 206:
-            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-        for key, value in srv.headers.get(self.path, {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body if fault.cut_after is None else body[:fault.cut_after])
+    return syst_archive(tmp_path_factory.mktemp("syst"))
 
 
 @pytest.fixture
@@ -181,8 +65,8 @@ def prod_entry(server: LoopbackServer, data: bytes, **changes) -> RemoteFile:
 
 
 def make_downloader(entries: list[RemoteFile], dest: Path, **kwargs) -> Downloader:
-    return Downloader(entries, dest, attempts=kwargs.pop("attempts", 3), retry_wait=0, out=io.StringIO(),
-                      **kwargs)
+    policy = TransferPolicy(attempts=kwargs.pop("attempts", 3), retry_wait=0)
+    return Downloader(entries, dest, policy=policy, out=io.StringIO(), **kwargs)
 
 
 def record(dest: Path) -> dict:
@@ -523,6 +407,37 @@ def test_table_pins_what_the_reference_gives():
     wg_images = by_name["winoground-images"].urls()[0]
     assert "/resolve/b400e173549071916ad1b3d449293bc8d8b4b763/data/images.zip" in wg_images
     assert all(f.sources and f.licence for f in datasets.FILES)
+
+
+SUGARCREPE_SUBSETS = ["add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj"]
+
+
+def test_sugarcrepe_table_pins_the_commit_and_the_seven_files(monkeypatch, tmp_path):
+    entries = datasets.files_for("sugarcrepe", environ={})
+    assert [e.filename for e in entries] == [f"{s}.json" for s in SUGARCREPE_SUBSETS]
+    assert entries[4].urls() == (
+        "https://raw.githubusercontent.com/RAIVNLab/sugar-crepe/0047054b243992f0fad63d6f64f7544862daf846/"
+        "data/replace_rel.json",
+        "https://github.com/RAIVNLab/sugar-crepe/raw/0047054b243992f0fad63d6f64f7544862daf846/data/replace_rel.json")
+    assert all(e.checksum.kind == "sha256" and e.size and e.extract is None and e.released_text
+               and e.licence.startswith("MIT") and e.sources for e in entries)
+    monkeypatch.delenv("SUGARCREPE_DATA", raising=False)       # `make test` exports the Makefile's default
+    monkeypatch.setenv("CREPE_DATA", str(tmp_path))
+    assert download.default_destination("sugarcrepe") == tmp_path / "sugarcrepe"
+    monkeypatch.setenv("SUGARCREPE_DATA", str(tmp_path / "elsewhere"))
+    assert download.default_destination("sugarcrepe") == tmp_path / "elsewhere"
+
+
+@pytest.mark.shared
+def test_sugarcrepe_checksums_and_sizes_are_the_released_files(shared_sugarcrepe):
+    released = {p.name: p.read_bytes() for p in shared_sugarcrepe.glob("*.json")}
+    assert sorted(released) == sorted(f"{s}.json" for s in SUGARCREPE_SUBSETS)
+    for entry in datasets.files_for("sugarcrepe", environ={}):
+        data = released[entry.filename]
+        assert (entry.checksum.value, entry.size) == (sha256(data), len(data)), entry.filename
+        triples = len(json.loads(data))
+        assert f"{triples:,} image-caption-negative triples" in entry.description
+    assert (shared_sugarcrepe / "LICENSE").read_text().startswith("MIT License")
 
 
 def test_override_errors_name_the_file_and_the_problem(tmp_path):

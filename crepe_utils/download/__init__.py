@@ -1,6 +1,6 @@
 """Resumable, verified downloads of the files in :mod:`crepe_utils.download.datasets` (``make data``).
 
-``python -m crepe_utils download {crepe,vg,winoground} [--dest DIR] [--yes] [--remove-archives]``
+``python -m crepe_utils download {crepe,vg,winoground,sugarcrepe} [--dest DIR] [--yes] [--remove-archives]``
 
 For each file of the dataset a run goes through these steps; an interrupted run resumes at the
 step it stopped in, and nothing unverified is ever given a final name:
@@ -21,7 +21,9 @@ step it stopped in, and nothing unverified is ever given a final name:
    (``.crepe_extracted.json``) is written inside, and one rename moves the folder into place.
    Leftovers of an interrupted extraction are deleted by the next run.
 
-:mod:`.downloader` runs these steps in order. Winoground is gated: the token comes from
+:mod:`.downloader` runs these steps in order. ``download --released-text`` (:mod:`.released`, ``make all``'s
+first step) runs them for the small public text files that are missing, and only says what is missing when
+it cannot fetch them (offline, a folder arranged by hand). Winoground is gated: the token comes from
 ``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN`` or the file written by ``huggingface-cli login``; it is sent
 only to the URL's own host (never along a redirect to another host, nor to a ``CREPE_MIRROR``).
 Standard library only (urllib), plus tqdm bars.
@@ -29,9 +31,10 @@ Standard library only (urllib), plus tqdm bars.
 from __future__ import annotations
 
 from ..errors import DownloadError
-from .command import add_arguments, default_destination, hub_token, run
+from .command import add_arguments, hub_token, run
 from .downloader import Downloader
 from .extraction import MARKER_NAME
+from .places import default_destination
 from .verification import RECORD_NAME
 
 __all__ = ["DownloadError", "Downloader", "MARKER_NAME", "RECORD_NAME", "add_arguments", "default_destination",

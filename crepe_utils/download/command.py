@@ -1,4 +1,4 @@
-"""``python -m crepe_utils download``: options, the destination defaults, the Hugging Face token."""
+"""``python -m crepe_utils download``: options and the Hugging Face token."""
 from __future__ import annotations
 
 import argparse
@@ -7,20 +7,16 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
-from .. import paths, textfile
+from .. import textfile
 from .datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, files_for
 from ..errors import DownloadError, error_line
 from .downloader import Downloader
 from .extraction import MARKER_NAME
+from .places import default_destination
+from .released import fetch_released_text
 from .verification import RECORD_NAME
 
 TOKEN_ENVS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
-
-
-def default_destination(dataset: str) -> Path:
-    """Where ``dataset`` goes without ``--dest`` (see :mod:`crepe_utils.paths`)."""
-    return {"crepe": paths.data_root() / "crepe", "vg": paths.vg_images_dir(),
-            "winoground": paths.winoground_dir()}[dataset]
 
 
 def hub_token(environ: Mapping[str, str] | None = None) -> str | None:
@@ -38,15 +34,20 @@ def hub_token(environ: Mapping[str, str] | None = None) -> str | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("dataset", choices=DATASETS,
+    parser.add_argument("dataset", choices=DATASETS, nargs="?",
                         help="crepe: hard-negative CSVs; vg: Visual Genome images (about 15 GB); "
-                             "winoground: gated, needs HF_TOKEN")
+                             "winoground: gated, needs HF_TOKEN; sugarcrepe: SugarCrepe's 7 JSONs (1.7 MB)")
     parser.add_argument("--dest", metavar="DIR",
                         help="destination folder (default: $CREPE_DATA/crepe, $VG_IMAGES or "
-                             "$CREPE_DATA/visual_genome, $WINOGROUND_DATA or $CREPE_DATA/winoground)")
+                             "$CREPE_DATA/visual_genome, $WINOGROUND_DATA or $CREPE_DATA/winoground, "
+                             "$SUGARCREPE_DATA or $CREPE_DATA/sugarcrepe)")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask before downloading")
     parser.add_argument("--remove-archives", action="store_true",
                         help="delete each zip once extracted (its sha256 stays recorded)")
+    parser.add_argument("--released-text", action="store_true",
+                        help="instead of one dataset: fetch the small released text data that are missing from "
+                             "their default folders (CREPE's hard negatives, SugarCrepe's JSONs); one line per "
+                             "dataset, exit 0 even offline (`make all` runs this first)")
     parser.epilog = (
         "environment:\n"
         f"  {MIRROR_ENV + '=URL':<30} fetch every file from URL/<file name>\n"
@@ -60,8 +61,23 @@ def _ask() -> bool:
     return input("Proceed? [y/N] ").strip().lower() in ("y", "yes")
 
 
+def _released_text() -> int:
+    for outcome in fetch_released_text():
+        print(outcome.line, flush=True)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.released_text and (args.dataset or args.dest):
+        print(error_line("--released-text takes no dataset and no --dest: it fills each dataset's default folder "
+                         "(set CREPE_DATA, SUGARCREPE_DATA to move them)"), file=sys.stderr)
+        return 2
+    if not args.released_text and not args.dataset:
+        print(error_line(f"name a dataset ({', '.join(DATASETS)}) or pass --released-text"), file=sys.stderr)
+        return 2
     try:
+        if args.released_text:
+            return _released_text()
         entries = files_for(args.dataset)
         dest = Path(args.dest) if args.dest else default_destination(args.dataset)
         confirm = None if args.yes or not sys.stdin.isatty() else _ask

@@ -14,7 +14,13 @@ dataset            files
 ``winoground``     ``examples.jsonl``, ``images.zip`` → ``images/`` (gated on the Hugging
                    Face hub; sha256 recorded at the first download, checked against the
                    hub's ``X-Linked-Etag`` where it sends one)
+``sugarcrepe``     ``{add_att,add_obj,replace_att,replace_obj,replace_rel,swap_att,swap_obj}.json``
+                   (sha256 and exact size pinned). Its images are COCO val2017, a dataset of
+                   its own that is not in this table yet.
 =================  ======================================================================
+
+Entries marked ``released_text`` (CREPE's two archives, SugarCrepe's JSONs: small, public, no
+token) are what ``make all`` fetches when they are missing (:mod:`.released`).
 
 Two seams let users and tests point the table elsewhere without editing it:
 
@@ -101,6 +107,9 @@ class RemoteFile:
     licence: str = ""
     notes: str = ""
     sources: tuple[str, ...] = ()    #: where the facts above come from
+    released_text: bool = False      #: small public text data: `make all` fetches it when missing
+    found_as: tuple[str, ...] = ()   #: file-name patterns (any depth under the destination) that also
+                                     #: count as present: a copy placed by hand, another layout
 
     def urls(self) -> tuple[str, ...]:
         """The URL then the mirrors, with the revision filled in."""
@@ -145,6 +154,33 @@ _WG_NOTES = ("Pinned to mteb's revision. That revision is reported in parquet fo
              "first download is recorded (and checked against the hub's X-Linked-Etag for LFS files).")
 _WG_LICENCE = ("gated: accept the terms on the dataset page; research use only, full agreement in the "
                "dataset's license_agreement.txt; do not redistribute the images")
+#: the hub's current layout, which the Winoground loader reads as well (like the others in a data/ sub-folder)
+_WG_PARQUET = ("test-*.parquet",)
+
+#: RAIVNLab/sugar-crepe main at 2024-02-13; data/ unchanged since 546eb51 (2023-11-18)
+SUGARCREPE_COMMIT = "0047054b243992f0fad63d6f64f7544862daf846"
+_SC_RAW = "https://raw.githubusercontent.com/RAIVNLab/sugar-crepe/{revision}/data/"
+_SC_GITHUB = "https://github.com/RAIVNLab/sugar-crepe/raw/{revision}/data/"
+_SC_SOURCES = (
+    "RAIVNLab/sugar-crepe@0047054 data/*.json (last changed in 546eb51, 2023-11-18, \"remove a test case with "
+    "incorrect caption\"); README: the images are COCO-2017 val",
+    "sha256 and sizes: computed from the released files (git blob ids equal to the commit's)",
+)
+_SC_NOTES = ("JSON object: index -> {filename, caption, negative_caption}; filename names a COCO val2017 image, "
+             "which is not part of this file.")
+_SC_LICENCE = "MIT (LICENSE of RAIVNLab/sugar-crepe)"
+
+
+def _sugarcrepe(subset: str, triples: int, sha256: str, size: int) -> RemoteFile:
+    """One of SugarCrepe's seven JSONs (``subset`` as in its file name)."""
+    return RemoteFile(
+        name=f"sugarcrepe-{subset.replace('_', '-')}", dataset="sugarcrepe",
+        description=f"SugarCrepe {subset}: {triples:,} image-caption-negative triples (COCO val2017 file names)",
+        filename=f"{subset}.json", url=_SC_RAW + f"{subset}.json", mirrors=(_SC_GITHUB + f"{subset}.json",),
+        revision=SUGARCREPE_COMMIT, checksum=Checksum("sha256", sha256), size=size,
+        licence=_SC_LICENCE, notes=_SC_NOTES, sources=_SC_SOURCES, released_text=True,
+    )
+
 
 FILES: tuple[RemoteFile, ...] = (
     RemoteFile(
@@ -156,6 +192,7 @@ FILES: tuple[RemoteFile, ...] = (
         checksum=Checksum("git-blob-sha1", "54eebe3a52eaacd978a08f2a5c1aaa7e53b82b4b"),
         extract=Extraction("syst_hard_negatives"),
         licence=_CREPE_LICENCE, notes=_CREPE_NOTES, sources=_CREPE_SOURCES,
+        released_text=True, found_as=("syst_vg_hard_negs_*.csv",),
     ),
     RemoteFile(
         name="crepe-prod", dataset="crepe",
@@ -166,6 +203,7 @@ FILES: tuple[RemoteFile, ...] = (
         checksum=Checksum("git-blob-sha1", "e73068643923319ab8bd38a43404a34221d41b41"),
         extract=Extraction("prod_hard_negatives"),
         licence=_CREPE_LICENCE, notes=_CREPE_NOTES, sources=_CREPE_SOURCES,
+        released_text=True, found_as=("prod_vg_hard_negs_*_complexity_*.csv",),
     ),
     RemoteFile(
         name="vg-images-1", dataset="vg",
@@ -185,7 +223,7 @@ FILES: tuple[RemoteFile, ...] = (
         name="winoground-examples", dataset="winoground",
         description="Winoground examples (400 JSON lines: captions, tags, image stems)",
         filename="examples.jsonl", url=_WG_RESOLVE + "examples.jsonl",
-        revision=WINOGROUND_REVISION, hub=True,
+        revision=WINOGROUND_REVISION, hub=True, found_as=("examples.jsonl",) + _WG_PARQUET,
         licence=_WG_LICENCE, notes=_WG_NOTES, sources=_WG_SOURCES,
     ),
     RemoteFile(
@@ -193,8 +231,19 @@ FILES: tuple[RemoteFile, ...] = (
         description="Winoground images (800 files images/ex_{id}_img_{0,1}.png)",
         filename="images.zip", url=_WG_RESOLVE + "images.zip",
         revision=WINOGROUND_REVISION, hub=True, extract=Extraction("images"),
+        found_as=("images", "images.zip") + _WG_PARQUET,
         licence=_WG_LICENCE, notes=_WG_NOTES, sources=_WG_SOURCES,
     ),
+    # SugarCrepe: sha256 and sizes computed from the released files, whose git blob ids equal those
+    # of data/*.json at the pinned commit.
+    _sugarcrepe("add_att", 692, "012d88d729693d193760e6f3393b06a1cf874380a9db0062e937201199fe044d", 158_863),
+    _sugarcrepe("add_obj", 2062, "1b9d76b93139a937b8dc1ada92a4f05ecc821bb3c291d752428bafadd4bb0682", 484_593),
+    _sugarcrepe("replace_att", 788, "9fe55fd4c0a9ad1f85d486d9f6d0215b41f867eb025026e7f7b5ce44352545ee", 176_843),
+    _sugarcrepe("replace_obj", 1652, "9d299600639947e9d15281a9ded1382b376cf4ea088a8d08a1314bfe76e81898", 361_126),
+    _sugarcrepe("replace_rel", 1406, "356bcc2fc4c6aed3f4d9fd50acc58489bb1fe70c28791f9368d4cbf9ea39cdc9", 312_629),
+    _sugarcrepe("swap_att", 666, "7a7ce04e5c4c80412b48c6f0c1347fb1a2f5d54c0be6aa429b64d390e442f8d0", 154_665),
+    _sugarcrepe("swap_obj", 245, "073cdb8e253d053614e80710834d9773b09dbc1dd0a412f6f9492262caa1dcad", 57_569),
+    # SugarCrepe's images, COCO val2017, go here as a dataset of their own (large: never released_text).
 )
 
 DATASETS: tuple[str, ...] = tuple(dict.fromkeys(f.dataset for f in FILES))

@@ -10,7 +10,7 @@ from .datasets import RemoteFile
 from ..errors import DownloadError
 from . import extraction, messages, plan
 from .disk import check_space, discard, free_bytes, human
-from .transport import Transport, part_meta_path, part_path
+from .transport import Transport, TransferPolicy, part_meta_path, part_path
 from .verification import Record, mismatch
 
 
@@ -18,7 +18,7 @@ class Downloader:
     """Downloads, verifies and extracts the files ``entries`` into ``dest``."""
 
     def __init__(self, entries: list[RemoteFile], dest: str | os.PathLike, *, token: str | None = None,
-                 remove_archives: bool = False, attempts: int = 4, retry_wait: float = 2.0,
+                 remove_archives: bool = False, policy: TransferPolicy = TransferPolicy(),
                  out: TextIO | None = None) -> None:
         self.entries = entries
         self.dest = Path(dest)
@@ -26,7 +26,7 @@ class Downloader:
         self.remove_archives = remove_archives
         self.out = out or sys.stdout
         self.record = Record(self.dest)
-        self.transport = Transport(self.dest, entries, token, attempts, retry_wait, self._say)
+        self.transport = Transport(self.dest, entries, token, policy, self._say)
 
     def run(self, confirm: Callable[[], bool] | None = None) -> None:
         """Plan, check, then bring every entry to its final state. Raises :class:`DownloadError`."""

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from .datasets import RemoteFile
 from .disk import human, read_json
-from .extraction import MARKER_NAME
+from .extraction import EXTRACT_PREFIX, MARKER_NAME
 from .transport import part_path
-from .verification import Record, record_matches_pin
+from .verification import RECORD_NAME, Record, record_matches_pin
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,22 @@ def state(entry: RemoteFile, dest: Path, record: Record) -> State:
     if part.is_file():
         return State("partial", part.stat().st_size)
     return State("missing")
+
+
+def foreign(entries: list[RemoteFile], dest: Path) -> list[str]:
+    """Names in ``dest`` that no run of this tool for ``entries`` put there (a folder arranged by hand).
+
+    Ours: the record, each file and its ``.part``/``.part.json``/``.bad``, an extracted folder holding
+    its marker, and leftovers of an extraction.
+    """
+    if not dest.is_dir():
+        return []
+    ours = {RECORD_NAME}
+    for entry in entries:
+        ours |= {entry.filename + suffix for suffix in ("", ".part", ".part.json", ".bad")}
+        if entry.extract and (dest / entry.extract.folder / MARKER_NAME).is_file():
+            ours.add(entry.extract.folder)
+    return sorted(p.name for p in dest.iterdir() if p.name not in ours and not p.name.startswith(EXTRACT_PREFIX))
 
 
 def bytes_needed(todo: list[RemoteFile], states: dict[str, State], dest: Path) -> int:

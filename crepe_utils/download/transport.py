@@ -6,6 +6,7 @@ import socket
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 from urllib.parse import urlsplit
@@ -18,8 +19,17 @@ from ..errors import DownloadError
 from . import messages
 from .disk import CHUNK, check_space, discard, human, read_json
 
-TIMEOUT_S = 60
 USER_AGENT = "crepe_utils-download (python-urllib)"
+
+
+@dataclass(frozen=True)
+class TransferPolicy:
+    """How hard one URL is tried: ``attempts`` per URL (a cut transfer resumes), ``retry_wait`` × attempt
+    seconds between them, ``timeout_s`` for the connection and for each read."""
+
+    attempts: int = 4
+    retry_wait: float = 2.0
+    timeout_s: float = 60.0
 
 
 class _Transient(Exception):
@@ -84,10 +94,10 @@ class _SameHostRedirect(urllib.request.HTTPRedirectHandler):
 class Transport:
     """Brings one entry's bytes into ``<dest>/<name>.part`` from the first of its URLs that delivers."""
 
-    def __init__(self, dest: Path, entries: list[RemoteFile], token: str | None, attempts: int,
-                 retry_wait: float, say: Callable[[str], None]) -> None:
+    def __init__(self, dest: Path, entries: list[RemoteFile], token: str | None, policy: TransferPolicy,
+                 say: Callable[[str], None]) -> None:
         self.dest, self.entries, self.token = dest, entries, token
-        self.attempts, self.retry_wait, self.say = attempts, retry_wait, say
+        self.policy, self.say = policy, say
 
     def fetch(self, entry: RemoteFile) -> tuple[str, Path, Path, dict]:
         """(url, part file, part metadata file, transfer metadata) of a complete transfer."""
@@ -107,15 +117,15 @@ class Transport:
             + messages.by_hand(self.dest, entry) + messages.revision_hint(entry))
 
     def _with_retries(self, entry: RemoteFile, url: str, part: Path, meta_path: Path) -> dict:
-        for attempt in range(1, self.attempts + 1):
+        attempts = self.policy.attempts
+        for attempt in range(1, attempts + 1):
             try:
                 return self._transfer(entry, url, part, meta_path)
             except _Transient as exc:
-                if attempt == self.attempts:
+                if attempt == attempts:
                     raise _SourceFailed(f"{url}: {exc} (gave up after {attempt} attempts)") from None
-                wait = self.retry_wait * attempt
-                self.say(f"{entry.filename}: {exc}; retrying in {wait:g} s "
-                         f"(attempt {attempt + 1} of {self.attempts})")
+                wait = self.policy.retry_wait * attempt
+                self.say(f"{entry.filename}: {exc}; retrying in {wait:g} s (attempt {attempt + 1} of {attempts})")
                 time.sleep(wait)
         raise AssertionError("unreachable")
 
@@ -126,7 +136,7 @@ class Transport:
             request.add_header("Authorization", f"Bearer {self.token}")
         redirects = _SameHostRedirect()
         try:
-            response = urllib.request.build_opener(redirects).open(request, timeout=TIMEOUT_S)
+            response = urllib.request.build_opener(redirects).open(request, timeout=self.policy.timeout_s)
         except urllib.error.HTTPError as exc:
             raise self._http_failure(entry, url, exc) from None
         except urllib.error.URLError as exc:
