@@ -156,3 +156,20 @@ def test_products_do_not_depend_on_mkls_code_path():
     assert runs["AUTO"]["native"] != runs["COMPATIBLE"]["native"]     # the control: another path, other bits
     assert {k: v for k, v in runs["AUTO"].items() if k != "native"} == \
            {k: v for k, v in runs["COMPATIBLE"].items() if k != "native"}
+
+
+def test_multi_head_attention_without_grad_avoids_its_fused_kernel():
+    """Without autograd, nn.MultiheadAttention would call a fused kernel; under the mode it is composed of
+    exact products and matches torch (with a causal float mask, a boolean mask, and none)."""
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(16, 2, batch_first=True).eval()
+    x = torch.randn(3, 7, 16)
+    causal = torch.full((7, 7), float("-inf")).triu(1)
+    banned = torch.rand(7, 7) > 0.7
+    banned.fill_diagonal_(False)
+    for mask in (None, causal, banned):
+        with torch.no_grad():
+            want = mha(x, x, x, need_weights=False, attn_mask=mask)[0]
+            with portable_products():
+                got = mha(x, x, x, need_weights=False, attn_mask=mask)[0]
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)

@@ -32,6 +32,7 @@ import threading
 from typing import Iterator
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..errors import ModelError
@@ -209,6 +210,15 @@ class _ExactProducts(TorchDispatchMode):
         return route(*args, **kwargs)
 
 
+class _ComposedModules(TorchFunctionMode):
+    """Passes every call through. Its presence alone makes ``nn.MultiheadAttention`` take its composed
+    path (linear, attention, linear) instead of the fused ``_native_multi_head_attention`` kernel,
+    which it may not when any torch-function mode is active."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
 _active = threading.local()
 
 
@@ -225,7 +235,7 @@ def portable_products() -> Iterator[None]:
         return
     _active.depth = 1
     try:
-        with _ExactProducts():
+        with _ComposedModules(), _ExactProducts():
             yield
     finally:
         _active.depth = 0
