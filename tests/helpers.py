@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -236,3 +237,82 @@ def result_files(root: Path) -> dict:
             else:
                 out[p.relative_to(root)] = p.read_bytes()
     return out
+
+
+# ------------------------------------------------------------------------------ Winoground
+
+RECORDS = [
+    dict(id=0, caption_0="a red dog on a blue chair", caption_1="a blue dog on a red chair",
+         tag="Adjective-Color", secondary_tag="", num_main_preds=1, collapsed_tag="Relation"),
+    dict(id=1, caption_0="the cat sits under the table", caption_1="the table sits under the cat",
+         tag="Noun", secondary_tag="Symbolic", num_main_preds=1, collapsed_tag="Object"),
+    dict(id=2, caption_0="an old man holds a small tree", caption_1="a small man holds an old tree",
+         tag="Adjective-Age", secondary_tag="Symbolic, Series", num_main_preds=2, collapsed_tag="Both"),
+    dict(id=3, caption_0="the car is next to the woman", caption_1="the woman is next to the car",
+         tag="Noun", secondary_tag="Series", num_main_preds=1, collapsed_tag="Object"),
+    dict(id=4, caption_0="fish flying", caption_1="fly fishing",
+         tag="Noun", secondary_tag="Morpheme-Level", num_main_preds=1, collapsed_tag="Object"),
+    dict(id=5, caption_0="a dog next to a cat", caption_1="a dog next to a cat",        # identical captions
+         tag="Noun", secondary_tag="", num_main_preds=1, collapsed_tag="Object"),
+    dict(id=6, caption_0="a shiny table on a wooden chair", caption_1="a wooden table on a shiny chair",
+         tag="Adjective-Texture", secondary_tag="", num_main_preds=2, collapsed_tag="Relation"),  # identical images
+    dict(id=7, caption_0="the large cat watches the small dog", caption_1="the small cat watches the large dog",
+         tag="Adjective-Size", secondary_tag="Pragmatics", num_main_preds=1, collapsed_tag="Relation"),
+]
+FILE_ORDER = [3, 0, 7, 1, 6, 2, 5, 4]   # files list examples out of id order; loaders sort by id
+RGBA_IMAGE, JPEG_AS_PNG, SAME_IMAGES, SAME_CAPTIONS = (2, 0), (3, 1), 6, 5
+
+
+def winoground_image_blobs(tmp: Path) -> dict[tuple[int, int], bytes]:
+    """Encoded bytes of every synthetic image (RGBA PNG, JPEG data under a .png name, a duplicate)."""
+    blobs = {}
+    for rec in RECORDS:
+        for k in (0, 1):
+            mode, fmt = ("RGBA", "PNG") if (rec["id"], k) == RGBA_IMAGE else ("RGB", "PNG")
+            fmt = "JPEG" if (rec["id"], k) == JPEG_AS_PNG else fmt
+            path = make_image(tmp / f"src_{rec['id']}_{k}.png", size=(48, 40), seed=10 * rec["id"] + k,
+                                      mode=mode, fmt=fmt)
+            blobs[rec["id"], k] = path.read_bytes()
+    blobs[SAME_IMAGES, 1] = blobs[SAME_IMAGES, 0]
+    return blobs
+
+
+def winoground_jsonl_lines() -> list[str]:
+    by_id = {r["id"]: r for r in RECORDS}
+    return [json.dumps({**by_id[i], "image_0": f"ex_{i}_img_0", "image_1": f"ex_{i}_img_1"}) for i in FILE_ORDER]
+
+
+def make_winoground(root: Path, layout: str, blobs: dict) -> Path:
+    """A synthetic Winoground copy in ``layout`` (folder / zip / parquet) under ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    if layout in ("folder", "zip"):
+        (root / "examples.jsonl").write_text("\n".join(winoground_jsonl_lines()) + "\n", encoding="utf-8")
+    if layout == "folder":
+        for (i, k), raw in blobs.items():
+            (root / "images").mkdir(exist_ok=True)
+            (root / "images" / f"ex_{i}_img_{k}.png").write_bytes(raw)
+    elif layout == "zip":
+        with zipfile.ZipFile(root / "images.zip", "w") as zf:
+            for (i, k), raw in sorted(blobs.items()):
+                zf.writestr(f"images/ex_{i}_img_{k}.png", raw)
+    elif layout == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        by_id = {r["id"]: r for r in RECORDS}
+        rows = [by_id[i] for i in FILE_ORDER]
+        image_type = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+        columns = {"id": pa.array([r["id"] for r in rows], pa.int32())}
+        for k in (0, 1):
+            columns[f"image_{k}"] = pa.array([{"bytes": blobs[r["id"], k], "path": f"ex_{r['id']}_img_{k}.png"}
+                                              for r in rows], image_type)
+        for f in ("caption_0", "caption_1", "tag", "secondary_tag", "collapsed_tag"):
+            columns[f] = pa.array([r[f] for r in rows], pa.string())
+        columns["num_main_preds"] = pa.array([r["num_main_preds"] for r in rows], pa.int32())
+        (root / "data").mkdir(exist_ok=True)
+        pq.write_table(pa.table(columns), root / "data" / "test-00000-of-00001.parquet")
+    return root
+
+
+def synthetic_winoground(root: Path, layout: str = "folder") -> Path:
+    """A synthetic Winoground copy (8 examples, one with identical captions, one with identical images)."""
+    return make_winoground(Path(root), layout, winoground_image_blobs(Path(root).parent / f"{Path(root).name}-src"))

@@ -1,0 +1,54 @@
+"""The result files of a fixed fixture run are the committed ones, byte for byte: a refactor of the
+evaluation path that changes a number, a column, a format or an order shows here.
+
+The run uses precision "portable" (exact matrix products) in a process with ATen pinned to its AVX2
+kernels, so the files are the same on every x86-64 machine (Intel or AMD), thread count and MKL code
+path; ``tests/golden/`` holds them (summaries and per-query logs; manifests hold run-specific fields).
+The golden files were written by the evaluation code before the benchmarks were unified.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+_RUN = r"""
+import sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+import helpers
+from crepe_utils.crepe import evaluation
+from crepe_utils.winoground.cli import evaluate_to_folder
+tmp, out = Path({tmp!r}), Path({out!r})
+cfg, ckpt = helpers.make_tiny_model(tmp)
+data_dir, image_dir = helpers.synthetic_crepe_root(tmp / "synthetic")
+common = dict(data_dir=data_dir, image_dir=image_dir, out=out, kind="fixture", label="golden",
+              precision="portable", cache_dir=False, progress=False, n_boot=200)
+evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(4, 5), **common)
+evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="systematicity", train_data="laion", **common)
+wg = helpers.synthetic_winoground(tmp / "wg")
+evaluate_to_folder(cfg.stem, str(ckpt), str(cfg), out=out, data_dir=wg, precision="portable", n_boot=200,
+                   kind="fixture", label="golden")
+"""
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="pinned to x86-64's AVX2 kernels")
+def test_fixture_results_are_the_committed_files(tmp_path):
+    out = tmp_path / "results"
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "avx2", "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT),
+           "CREPE_CACHE": str(tmp_path / "cache")}
+    code = _RUN.format(tests=str(ROOT / "tests"), tmp=str(tmp_path), out=str(out))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    written = {p.relative_to(out).parts[1:]: p for p in out.rglob("*") if p.is_file() and "manifest" not in p.name}
+    golden = {p.relative_to(GOLDEN).parts: p for p in GOLDEN.rglob("*") if p.is_file()}
+    assert sorted(written) == sorted(golden)
+    for name, path in golden.items():
+        assert written[name].read_bytes() == path.read_bytes(), "/".join(name)
