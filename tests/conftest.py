@@ -14,7 +14,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import helpers  # noqa: E402
 
 #: Fixtures that read the reference data; a test using one must carry ``@pytest.mark.shared``.
-SHARED_FIXTURES = {"shared_crepe", "shared_winoground", "shared_report"}
+SHARED_FIXTURES = {"shared_crepe", "shared_winoground", "shared_sugarcrepe", "shared_report"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -70,6 +70,13 @@ def shared_winoground():
     if not helpers.SHARED_WINOGROUND.is_dir():
         pytest.skip("../shared/data/winoground is not present")
     return helpers.SHARED_WINOGROUND
+
+
+@pytest.fixture
+def shared_sugarcrepe():
+    if not helpers.SHARED_SUGARCREPE.is_dir():
+        pytest.skip("../shared/data/sugarcrepe is not present")
+    return helpers.SHARED_SUGARCREPE
 
 
 @pytest.fixture(scope="session")

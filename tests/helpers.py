@@ -17,6 +17,7 @@ SHARED_ENV = "CREPE_SHARED"
 SHARED = Path(os.environ.get(SHARED_ENV) or Path(__file__).resolve().parent.parent.parent / "shared")
 SHARED_CREPE = SHARED / "data" / "crepe"
 SHARED_WINOGROUND = SHARED / "data" / "winoground"
+SHARED_SUGARCREPE = SHARED / "data" / "sugarcrepe"
 
 #: The smallest open_clip CLIP that builds with the stock tokenizer (77 tokens, 49408 words).
 TINY_CONFIG = {

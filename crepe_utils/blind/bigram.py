@@ -1,6 +1,7 @@
 """A bigram language model of true captions with interpolated Kneser–Ney smoothing.
 
-Trained on the positives of the training queries (each distinct (image, caption) once) and
+Trained on the positives of the training queries (each image's caption once, however many of its
+queries repeat it and however they punctuate it: one per distinct (image, word sequence)) and
 scoring a text by its log-probability with sentence start and end:
 ``log P(w1 | <s>) + log P(w2 | w1) + ... + log P(</s> | wn)``.
 
