@@ -31,11 +31,11 @@ def _per_sequence(corpus: Corpus, token_values: np.ndarray) -> np.ndarray:
 
 def negation(corpus: Corpus, settings: BlindSettings) -> np.ndarray:
     is_negation = np.array([w in NEGATION_WORDS for w in corpus.vocabulary], dtype=float)
-    return -_per_sequence(corpus, is_negation[corpus.tokens])
+    return 0.0 - _per_sequence(corpus, is_negation[corpus.tokens])      # 0.0 - x: no negative zeros
 
 
 def length(corpus: Corpus, settings: BlindSettings) -> np.ndarray:
-    return -np.diff(corpus.token_offsets).astype(float)
+    return 0.0 - np.diff(corpus.token_offsets).astype(float)
 
 
 @lru_cache(maxsize=2)
