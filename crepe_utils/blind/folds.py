@@ -2,8 +2,9 @@
 
 Every query of one image id lies in one fold, chosen by a hash of the id (BLAKE2b of its UTF-8
 bytes modulo the fold count): the same on every machine and under every ``PYTHONHASHSEED``, and
-independent of the order and content of the query list. So no text of a query's image, its
-positive or its negatives, is in the data its scores were trained on.
+independent of the order and content of the query list. So nothing of a query's image, its
+positive or its negatives, is in the data its scores were trained on (another image's queries may
+hold the same words: they enter as that image's).
 
 A trained scorer supplies ``fit(corpus, training_queries, settings) → model`` and
 ``score(model, corpus, sequences) → one score per sequence``; :func:`cross_fitted` turns the pair
@@ -35,7 +36,7 @@ def query_folds(corpus: Corpus, folds: int) -> np.ndarray:
 def positives(corpus: Corpus, training: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The true captions of the ``training`` queries (bool per query): (distinct sequence ids, how
     many distinct images have each as a positive). A caption repeated over an image's queries (one
-    per hard-negative file) counts once."""
+    per hard-negative file), or spelled there with other punctuation, counts once."""
     first = corpus.query_offsets[:-1][training]
     pairs = np.unique(np.stack([corpus.candidate_sequence[first], corpus.image_index[training]]), axis=1)
     return np.unique(pairs[0], return_counts=True)
