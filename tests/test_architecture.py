@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "crepe_utils"
 #: Packages in one layer are peers: they may not import each other either.
 LAYERS = [
     ["errors", "paths", "atomic", "kernel", "metrics"],
-    ["progress", "textfile"],
+    ["progress", "textfile", "blind"],
     ["models", "download"],
     ["reported"],
     ["engine"],

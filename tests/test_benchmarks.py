@@ -38,3 +38,21 @@ def test_multi_model_benchmark_runs_and_is_bit_identical(shared_crepe, tmp_path)
     _run("bench_multi_model.py", "--data-dir", str(shared_crepe), "--images", "3", "--repeat", "1", "--json", str(out))
     row = json.loads(out.read_text())
     assert row["scores_bit_identical"] and row["separate_s"] > 0 and row["one_run_s"] > 0
+
+
+@pytest.mark.shared
+def test_blind_benchmark_runs_every_scorer_on_every_benchmark(shared_crepe, shared_sugarcrepe, shared_winoground,
+                                                                tmp_path):
+    from crepe_utils.blind import SCORERS
+    out = tmp_path / "blind.json"
+    _run("bench_blind.py", "--crepe-dir", str(shared_crepe), "--sugarcrepe-dir", str(shared_sugarcrepe),
+         "--winoground-dir", str(shared_winoground), "--limit", "120", "--json", str(out))
+    result = json.loads(out.read_text())
+    assert [b["benchmark"] for b in result["benchmarks"]] == ["CREPE productivity", "SugarCrepe", "Winoground"]
+    assert 0 < result["total_s"] and result["budget_s"] == 60
+    for bench in result["benchmarks"]:
+        assert bench["queries"] == 120 and set(bench["scorers"]) == set(SCORERS)
+        assert all(r["seconds"] >= 0 and r["scores"] for r in bench["scorers"].values())
+    winoground = result["benchmarks"][2]["scorers"]
+    assert all(r["scores"]["text"] == r["scores"]["image"] == 0 and r["scores"]["image ties"] == 60
+               for r in winoground.values())
