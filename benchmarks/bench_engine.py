@@ -281,7 +281,7 @@ def memory_child(data_dir: str, scale: int) -> None:
     from crepe_utils.crepe import queries as D
     from crepe_utils.engine import core as engine
     from crepe_utils import metrics
-    from crepe_utils.crepe.evaluation import per_query_frames
+    from crepe_utils.scoring.retrieval import per_query_frames
     from crepe_utils.crepe.images import ImageIndex
     from crepe_utils.models import LoadedModel, ModelSpec
     workdir = Path(tempfile.mkdtemp())

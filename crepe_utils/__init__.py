@@ -17,8 +17,8 @@ Packages and modules, one concern each, in layers (README "The package"; tests/t
                  the compositional toy world; the website and its browser check; papermill runs
 ``cli``, ``api`` ``python -m crepe_utils ...``; the Python entry points below
 
-Entry points for notebooks and scripts (see README): ``crepe_utils.evaluate``, ``load_results``,
-``evaluate_winoground``, ``load_winoground_results``, ``toy_world`` (in :mod:`crepe_utils.api`).
+Entry points for notebooks and scripts (see README): ``crepe_utils.evaluate`` (any benchmark),
+``load_results``, ``load_winoground_results``, ``toy_world`` (in :mod:`crepe_utils.api`).
 
 Importing the package is cheap: torch and open_clip are imported only by the functions that
 need them.
@@ -26,7 +26,7 @@ need them.
 __version__ = "0.1.0"
 
 #: The Python entry points (``crepe_utils.evaluate(...)``), loaded from :mod:`crepe_utils.api` on first use.
-API = ("evaluate", "load_results", "evaluate_winoground", "load_winoground_results", "toy_world")
+API = ("evaluate", "load_results", "load_winoground_results", "toy_world")
 
 
 def __getattr__(name: str):

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .crepe.evaluation import evaluate
 from .errors import CrepeError
+from .evaluation import evaluate
 from .results.store import load_results
-from .winoground.cli import evaluate_to_folder as evaluate_winoground
 from .winoground.results import load_results as load_winoground_results
 
-__all__ = ["evaluate", "load_results", "evaluate_winoground", "load_winoground_results", "toy_world"]
+__all__ = ["evaluate", "load_results", "load_winoground_results", "toy_world"]
 
 
 class ToyWorldError(CrepeError, RuntimeError):

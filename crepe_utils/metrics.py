@@ -114,7 +114,7 @@ def median_rank(ranks: np.ndarray) -> float:
     return float(np.floor(np.median(ranks - 1)) + 1)
 
 
-def summarize(ranks: Ranks, n_candidates: np.ndarray, tie_policy: str = "pessimistic") -> dict:
+def set_metrics(ranks: Ranks, n_candidates: np.ndarray, tie_policy: str = "pessimistic") -> dict:
     """Every metric of one retrieval set (one model × benchmark × HN type × split/complexity)."""
     chosen = ranks.select(tie_policy)
     n_candidates = np.asarray(n_candidates)

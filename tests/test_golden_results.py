@@ -4,7 +4,10 @@ evaluation path that changes a number, a column, a format or an order shows here
 The run uses precision "portable" (exact matrix products) in a process with ATen pinned to its AVX2
 kernels, so the files are the same on every x86-64 machine (Intel or AMD), thread count and MKL code
 path; ``tests/golden/`` holds them (summaries and per-query logs; manifests hold run-specific fields).
-The golden files were written by the evaluation code before the benchmarks were unified.
+The golden files were written by the evaluation code before the benchmarks were unified (CREPE's
+engine path, and Winoground's own path with 256 captions per batch, whose two tables went into
+``winoground_summary.csv`` and an uncompressed ``winoground_per_example.csv``: the same bytes are
+now ``summary.csv`` and the decompressed ``per_query.csv.gz``).
 """
 from __future__ import annotations
 
@@ -24,18 +27,20 @@ import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 import helpers
-from crepe_utils.crepe import evaluation
-from crepe_utils.winoground.cli import evaluate_to_folder
+import crepe_utils
+from crepe_utils.evaluation import Run
 tmp, out = Path({tmp!r}), Path({out!r})
 cfg, ckpt = helpers.make_tiny_model(tmp)
 data_dir, image_dir = helpers.synthetic_crepe_root(tmp / "synthetic")
-common = dict(data_dir=data_dir, image_dir=image_dir, out=out, kind="fixture", label="golden",
-              precision="portable", cache_dir=False, progress=False, n_boot=200)
-evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(4, 5), **common)
-evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="systematicity", train_data="laion", **common)
-wg = helpers.synthetic_winoground(tmp / "wg")
-evaluate_to_folder(cfg.stem, str(ckpt), str(cfg), out=out, data_dir=wg, precision="portable", n_boot=200,
-                   kind="fixture", label="golden")
+run = Run(out=out, kind="fixture", label="golden", cache_dir=False, progress=False,
+          pretrained=str(ckpt), model_config=str(cfg))
+common = dict(run=run, precision="portable", n_boot=200)
+crepe_utils.evaluate(cfg.stem, "crepe-productivity", data_dir=data_dir, image_dir=image_dir, complexities=(4, 5),
+                     **common)
+crepe_utils.evaluate(cfg.stem, "crepe-systematicity", data_dir=data_dir, image_dir=image_dir, train_data="laion",
+                     **common)
+crepe_utils.evaluate(cfg.stem, "winoground", data_dir=helpers.synthetic_winoground(tmp / "wg"),
+                     text_batch_size=256, **common)
 """
 
 

@@ -53,6 +53,18 @@ class ImageIndex:
                 f"{', '.join(VG_FOLDERS)} and the folder itself)"
             ) from None
 
+    def locator(self, image_id: str) -> str:
+        """What the engine opens (:func:`crepe_utils.engine.images.open_rgb`)."""
+        return str(self.path(image_id))
+
+    def stamp(self, image_id: str) -> str:
+        """What identifies the file's content for the embedding cache: its size and modification time."""
+        st = os.stat(self.path(image_id))
+        return f"{st.st_size}|{st.st_mtime_ns}"
+
+    def describe(self, image_id: str) -> str:
+        return f"{self.path(image_id)} (image {image_id})"
+
     def missing(self, image_ids) -> list[str]:
         """The ids among ``image_ids`` without a file, in first-seen order."""
         seen, out = set(), []

@@ -101,6 +101,9 @@ class RowIssue:
     kind: str       #: "bad row", "empty negatives", "set literal", "positive among negatives"
     message: str
     skipped: bool
+    hn_type: str = ""                  #: the retrieval set the row belongs to
+    split: str = ""
+    complexity: int | None = None
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.message}"
@@ -315,8 +318,22 @@ def _read_csv(path: Path, required: tuple[str, ...]):
                         "with `make data`.") from None
 
 
+@dataclass(frozen=True)
+class _FileRef:
+    """One CSV as its rows are labelled: its name (``file[hn]`` for a systematicity HN type) and set."""
+
+    label: str
+    hn_type: str
+    split: str = ""
+    complexity: int | None = None
+
+    def issue(self, line: int, kind: str, message: str, skipped: bool) -> RowIssue:
+        return RowIssue(self.label, line, kind, message, skipped, self.hn_type, self.split, self.complexity)
+
+
 def _load_file(path: Path, make_query, required: tuple[str, ...], negatives_column: str,
-               on_bad_row: str, empty_negatives: str, label: str, check_row=None) -> QuerySet:
+               on_bad_row: str, empty_negatives: str, ref: _FileRef, check_row=None) -> QuerySet:
+    label = ref.label
     if on_bad_row not in ("raise", "skip"):
         raise ValueError(f"on_bad_row must be 'raise' or 'skip', not {on_bad_row!r}")
     if empty_negatives not in ("skip", "keep", "error"):
@@ -334,11 +351,11 @@ def _load_file(path: Path, make_query, required: tuple[str, ...], negatives_colu
             if check_row is not None:
                 check_row(row)
         except _BadRow as exc:
-            bad.append(RowIssue(label, line, "bad row", str(exc), skipped=True))
+            bad.append(ref.issue(line, "bad row", str(exc), skipped=True))
             continue
         if not negatives:
-            issue = RowIssue(label, line, "empty negatives",
-                             f"no hard negatives in {negatives_column!r}", skipped=empty_negatives != "keep")
+            issue = ref.issue(line, "empty negatives", f"no hard negatives in {negatives_column!r}",
+                              skipped=empty_negatives != "keep")
             if empty_negatives == "error":
                 bad.append(issue)
                 continue
@@ -346,13 +363,12 @@ def _load_file(path: Path, make_query, required: tuple[str, ...], negatives_colu
             if issue.skipped:
                 continue
         if was_set:
-            out.issues.append(RowIssue(label, line, "set literal",
-                                       f"{negatives_column!r} is a set literal; sorted", skipped=False))
+            out.issues.append(ref.issue(line, "set literal", f"{negatives_column!r} is a set literal; sorted",
+                                        skipped=False))
         pos_in_neg = caption in negatives
         if pos_in_neg:
-            out.issues.append(RowIssue(label, line, "positive among negatives",
-                                       "the positive caption is also one of its negatives (exact tie)",
-                                       skipped=False))
+            out.issues.append(ref.issue(line, "positive among negatives",
+                                        "the positive caption is also one of its negatives (exact tie)", skipped=False))
         out.queries.append(make_query(image_id=image_id, box=box, positive=caption, negatives=negatives,
                                       source=f"{label}:{line}", set_literal=was_set,
                                       positive_in_negatives=pos_in_neg))
@@ -389,8 +405,8 @@ def load_productivity(data_dir: str | os.PathLike, hn_types=PROD_HN_TYPES, compl
             def make(hn=hn, n=n, **kw):
                 return Query(benchmark="productivity", hn_type=hn, split="", complexity=n, train_data="", **kw)
 
-            out.extend(_load_file(path, make, PROD_COLUMNS, "hard_negs", on_bad_row, "error", name,
-                                  check_row=lambda row, n=n: _check_complexity(row, n)))
+            out.extend(_load_file(path, make, PROD_COLUMNS, "hard_negs", on_bad_row, "error",
+                                  _FileRef(name, hn, "", n), check_row=lambda row, n=n: _check_complexity(row, n)))
     return out
 
 
@@ -415,7 +431,7 @@ def load_systematicity(data_dir: str | os.PathLike, train_data: str, hn_types=("
 
             required = ("image_id", "caption") + BOX_COLUMNS + (column,)
             out.extend(_load_file(path, make, required, column, on_bad_row, empty_negatives,
-                                  f"{name}[{hn}]"))
+                                  _FileRef(f"{name}[{hn}]", hn, split)))
     return out
 
 
@@ -437,9 +453,10 @@ def all_negatives_sets(prod: QuerySet, per_type: int = 5) -> QuerySet:
         if len(per) < len(PROD_HN_TYPES):
             missing = [t for t in PROD_HN_TYPES if t not in per]
             first = next(iter(per.values()))
-            out.issues.append(RowIssue(first.source.split(":")[0], int(first.source.rsplit(":", 1)[1]),
-                                       "not in all HN types", f"no {'/'.join(missing)} row for this query",
-                                       skipped=True))
+            file, line = first.source.rsplit(":", 1)          # the query id: "<file>:<line>"
+            out.issues.append(RowIssue(file, int(line), "not in all HN types",
+                                       f"no {'/'.join(missing)} row for this query", skipped=True, hn_type="all",
+                                       complexity=first.complexity))
             continue
         negs = tuple(n for t in PROD_HN_TYPES for n in per[t].negatives[:per_type])
         first = per["atom"]

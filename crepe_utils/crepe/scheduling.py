@@ -30,7 +30,12 @@ from ..engine.threads import Background
 from ..errors import DeviceError, ModelError
 from ..models import registry
 from ..models.spec import check_device
-from . import evaluation
+from .. import settings as settings_cli
+from ..evaluate_command import add_run_arguments, print_summary, run_of
+from ..evaluation import evaluate
+
+#: The CREPE protocols a paper model entered (registry.PaperModel.systematicity / .productivity).
+PROTOCOLS = ("systematicity", "productivity")
 
 __all__ = ["Job", "Outcome", "check_device", "parse_devices", "run_jobs"]
 
@@ -127,9 +132,8 @@ class _Runner:
             with contextlib.redirect_stdout(out):
                 if self.shared is None:
                     self.shared = SharedInputs()
-                summary = evaluation.evaluate(job.key, benchmark=job.benchmark, loaded=self.loaded, shared=self.shared,
-                                              **self.settings)
-                evaluation._print_summary(summary)
+                summary = evaluate(self.loaded, job.benchmark, shared=self.shared, **self.settings)
+                print_summary(summary, "retrieval")
         except Exception as exc:  # noqa: BLE001 - report and continue with the next job
             return Outcome(job, self.device, False, errors=[f"error: {job.key}: {exc}"], pid=os.getpid())
         return Outcome(job, self.device, True, pid=os.getpid())
@@ -256,8 +260,8 @@ def _run_parallel(jobs, devices, settings, out, report, target=_worker) -> list[
 def add_arguments_evaluate_paper(parser) -> None:
     parser.add_argument("--models", nargs="+", default=["paper"],
                         help="registry keys, or 'paper' / 'all' for every evaluable paper model (default)")
-    parser.add_argument("--benchmarks", nargs="+", default=list(evaluation.BENCHMARKS), choices=evaluation.BENCHMARKS)
-    evaluation._common(parser)
+    parser.add_argument("--benchmarks", nargs="+", default=list(PROTOCOLS), choices=PROTOCOLS)
+    add_run_arguments(parser)
     parser.add_argument("--devices", default=None, help="comma-separated devices, e.g. cuda:0,cuda:1: one worker "
                         "process per device, each taking the next (model, benchmark) job (a comma-separated "
                         "--device does the same)")
@@ -271,7 +275,7 @@ def run_evaluate_paper(args) -> int:
     devices = parse_devices(spread) if spread else [check_device(args.device)]
     every = args.models in (["paper"], ["all"])
     keys = [m.key for m in registry.paper_models(evaluable=True)] if every else args.models
-    kwargs = evaluation._kwargs(args)       # a bad setting stops here, before any model is loaded
+    kwargs = {"run": run_of(args), "settings": settings_cli.from_args(args)}   # a bad setting stops here
     jobs = []
     for key in keys:
         try:

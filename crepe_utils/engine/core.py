@@ -88,7 +88,7 @@ class EngineResult:
     """
 
     queries: list[Query]                        #: the kept queries
-    scores: np.ndarray                          #: float32, all candidates of all kept queries
+    scores: np.ndarray                          #: all candidates of all kept queries (RunOptions.score_dtype)
     offsets: np.ndarray                         #: int64, len(queries) + 1
     truncated: np.ndarray                       #: per kept query: candidates truncated
     stats: dict = field(default_factory=dict)
@@ -99,16 +99,18 @@ class EngineResult:
 
 
 def score_candidates(text_emb: np.ndarray, crop_emb: np.ndarray, cand_idx: np.ndarray, crop_of_cand: np.ndarray,
-                     chunk: int = 1 << 16) -> np.ndarray:
-    """Dot products ``text_emb[cand_idx[n]] · crop_emb[crop_of_cand[n]]`` for every candidate n.
+                     dtype=np.float32, chunk: int = 1 << 16) -> np.ndarray:
+    """Dot products ``text_emb[cand_idx[n]] · crop_emb[crop_of_cand[n]]`` for every candidate n, summed in
+    ``dtype`` (float32 as the official CREPE code; float64 where scores of different images are compared).
 
     Each product is computed on its own row pair, so token-identical candidates (same row of
     ``text_emb``) of one query score bit-identically: their tie is exact.
     """
-    out = np.empty(len(cand_idx), dtype=np.float32)
+    out = np.empty(len(cand_idx), dtype=dtype)
     for start in range(0, len(cand_idx), chunk):
         sl = slice(start, start + chunk)
-        out[sl] = np.einsum("nd,nd->n", text_emb[cand_idx[sl]], crop_emb[crop_of_cand[sl]], optimize=False)
+        out[sl] = np.einsum("nd,nd->n", text_emb[cand_idx[sl]].astype(dtype, copy=False),
+                            crop_emb[crop_of_cand[sl]].astype(dtype, copy=False), optimize=False)
     return out
 
 
@@ -131,7 +133,7 @@ def _unusable_crops(kept: list[Query], problems: dict[tuple, tuple[str, str]], i
     by_image = {image_id: why for (image_id, _), (kind, why) in problems.items() if kind == UNREADABLE_IMAGE}
     by_box = {crop: (kind, why) for crop, (kind, why) in problems.items() if kind != UNREADABLE_IMAGE}
     if by_image and not skip_images:
-        listed = [f"{image_index.path(i)} (image {i}): {why}" for i, why in sorted(by_image.items())[:10]]
+        listed = [f"{image_index.describe(i)}: {why}" for i, why in sorted(by_image.items())[:10]]
         raise DataError(f"{len(by_image)} image(s) could not be read:\n  " + "\n  ".join(listed)
                         + "\nRe-download them (`make data-vg`), or pass --skip-missing-images (their queries are "
                         "skipped and counted).")
@@ -153,14 +155,7 @@ def _unusable_crops(kept: list[Query], problems: dict[tuple, tuple[str, str]], i
     return keep, dropped
 
 
-def _tokens_and_plan(shared: SharedInputs, tokenizer, texts: list[str], truncation: str, num_workers: int,
-                     cache_dir) -> tuple[TextPlan, str]:
-    """The text work plan of ``texts`` (:func:`text_plan`) and where their token ids came from."""
-    tokens, source = shared._tokens_and_source(tokenizer, texts, truncation, num_workers, cache_dir)
-    return text_plan(texts, tokens), source
-
-
-def _scores(layout, keep: np.ndarray | None, plan: TextPlan, text_emb_of, crop_emb_of):
+def _scores(layout, keep: np.ndarray | None, plan: TextPlan, text_emb_of, crop_emb_of, dtype):
     """Scores, offsets and per-query truncated-candidate counts of the kept queries (``keep``: a mask over
     ``layout.kept``, None for all), from the flat index arrays of the layout and the plan: no Python
     loop over candidates. ``text_emb_of(keys)``/``crop_emb_of(keys)`` give the embeddings of store keys."""
@@ -174,145 +169,191 @@ def _scores(layout, keep: np.ndarray | None, plan: TextPlan, text_emb_of, crop_e
     live[crop_of_query] = True
     crop_row = np.cumsum(live) - 1
     scores = score_candidates(text_emb_of(plan.work), crop_emb_of([layout.crop_keys[i] for i in np.flatnonzero(live)]),
-                              plan.row_of_text[text_of_cand], np.repeat(crop_row[crop_of_query], n_cand))
+                              plan.row_of_text[text_of_cand], np.repeat(crop_row[crop_of_query], n_cand), dtype)
     over = plan.over_mask[text_of_cand].astype(np.int64)
     truncated = np.add.reduceat(over, offsets[:-1]) if len(n_cand) else np.zeros(0, dtype=np.int64)
     return scores, offsets, truncated
 
 
-def run(loaded, queries: Sequence[Query], image_index, *, cache_dir: str | os.PathLike | None = None,
-        precision: str = "fp32", image_batch_size: int = 256, text_batch_size: int = 512,
-        num_workers: int = 0, length_cut: bool = True, truncation: str = "keep_eot",
-        skip_missing_images: bool = False, skip_bad_boxes: bool = False, progress: bool = False,
-        shard_batches: int = 8, shared: SharedInputs | None = None) -> EngineResult:
-    """Encode what ``queries`` need (once each, cached) and score every query's candidates.
+@dataclass(frozen=True)
+class RunOptions:
+    """How an engine run works, from the evaluation settings (:class:`crepe_utils.settings.EvaluationSettings`,
+    resolved for the model) and the benchmark's scoring rule; none of it but the cache changes a result
+    beyond what the fingerprint records."""
 
-    ``shared`` (one :class:`SharedInputs` for several runs on the same queries) lets later runs reuse
-    the decoded, resized crops and the token ids of earlier ones; the results are the same either way.
-    """
-    import torch
-    from ..models import fast_tokenizer
-    t0 = time.perf_counter()
-    check_weights(loaded, precision)
-    if truncation not in TRUNCATIONS:
-        raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
-    image_threads = threads_beside_workers(loaded.device, num_workers)
-    fp = model_fingerprint(loaded, precision, length_cut, truncation, image_threads)
-    root = Path(cache_dir) / fp if cache_dir is not None else None
-    # one run's own SharedInputs keeps no crops: each is encoded once anyway
-    shared = shared if shared is not None else SharedInputs(max_crop_bytes=0)
+    precision: str = "fp32"
+    image_batch_size: int = 256
+    text_batch_size: int = 512
+    num_workers: int = 0
+    length_cut: bool = True
+    truncation: str = "keep_eot"
+    skip_missing_images: bool = False
+    skip_bad_boxes: bool = False
+    score_dtype: type = np.float32        #: the dtype candidate scores are summed in (the scoring rule's)
+    shard_batches: int = 8
 
-    # -- what the queries alone decide (built once per query list and shared): images that exist,
-    #    distinct crops and their cache keys, distinct captions, the scoring index
-    layout = shared.layout(queries, image_index, skip_missing_images)
-    skipped: list[tuple[Query, str]] = list(layout.missing)
-    crops = layout.crops
-    image_store = EmbeddingStore(root / store_name("images", image_batch_size) if root else None)
+    @classmethod
+    def of(cls, settings, **more) -> "RunOptions":
+        """The options of resolved evaluation settings (plus ``score_dtype``, ``shard_batches``)."""
+        return cls(precision=settings.precision, image_batch_size=settings.batch_size,
+                   text_batch_size=settings.text_batch_size, num_workers=settings.num_workers,
+                   length_cut=settings.length_cut, truncation=settings.truncation,
+                   skip_missing_images=settings.skip_missing_images, skip_bad_boxes=settings.on_bad_row == "skip",
+                   **more)
 
-    # -- texts: planned (tokenized, token-identical captions merged, sorted by length) and encoded in a
-    #    thread while the crops encode, so that neither the encoder nor the decoding workers wait for
-    #    the other. The text work is every caption of every query whose image file exists, so it needs
-    #    nothing from the image phase: captions of queries later dropped for an unreadable image or a
-    #    bad box are encoded too (a few extra texts, in the rare runs that skip such rows).
-    tokenizer = loaded.tokenizer
-    token_policy = "keep_eot" if truncation == "error" else truncation
-    texts = layout.texts
-    key = shared.plan_key(tokenizer, layout.texts_digest, token_policy)
-    held = (shared.plans[key], "memory") if key in shared.plans else None
-    text_store = EmbeddingStore(root / store_name("texts", text_batch_size) if root else None)
-    if held is None and not fast_tokenizer.supports(tokenizer):    # tokenized by worker processes, first
-        workers = max(num_workers, min(8, available_cores()))
-        held = _tokens_and_plan(shared, tokenizer, texts, token_policy, workers, cache_dir)
-    counts = {"images_encoded": 0, "texts_encoded": 0}
-    stop = threading.Event()
 
-    def make_plan():
+class _Texts:
+    """The text side of a run: tokenize and plan the distinct captions (token-identical ones merged, sorted
+    by length), then encode them into the store. Runs in a thread beside the crops where that pays;
+    ``stop`` ends it after its current shard."""
+
+    def __init__(self, loaded, layout, options: RunOptions, shared: SharedInputs, cache_dir, root, progress):
+        from ..models import fast_tokenizer
+        self.loaded, self.layout, self.options, self.shared, self.cache_dir = loaded, layout, options, shared, cache_dir
+        self.progress, self.encoded, self.stop = progress, 0, threading.Event()
+        self.policy = "keep_eot" if options.truncation == "error" else options.truncation
+        self.key = shared.plan_key(loaded.tokenizer, layout.texts_digest, self.policy)
+        self.store = EmbeddingStore(root / store_name("texts", options.text_batch_size) if root else None)
+        self.held = (shared.plans[self.key], "memory") if self.key in shared.plans else None
+        if self.held is None and not fast_tokenizer.supports(loaded.tokenizer):  # tokenized by worker processes
+            self.held = self._tokens_and_plan(max(options.num_workers, min(8, available_cores())))
+
+    def _tokens_and_plan(self, workers: int) -> tuple[TextPlan, str]:
+        tokens, source = self.shared._tokens_and_source(self.loaded.tokenizer, self.layout.texts, self.policy,
+                                                        workers, self.cache_dir)
+        return text_plan(self.layout.texts, tokens), source
+
+    def plan(self) -> tuple[TextPlan, str, float]:
+        """The text plan, where its token ids came from, and the seconds it took."""
         t = time.perf_counter()
-        plan, source = held or _tokens_and_plan(shared, tokenizer, texts, token_policy, 0, cache_dir)
-        if key is not None:
-            shared.plans[key] = plan
-        if plan.over and truncation == "error":
-            raise DataError(_overlength_message(layout.kept, plan.over, int(tokenizer.context_length)))
+        plan, source = self.held or self._tokens_and_plan(0)
+        if self.key is not None:
+            self.shared.plans[self.key] = plan
+        if plan.over and self.options.truncation == "error":
+            raise DataError(_overlength_message(self.layout.kept, plan.over, int(self.loaded.tokenizer.context_length)))
         return plan, source, time.perf_counter() - t
 
-    def encode_texts():
-        plan, source, t_tok = plan_job.result()
+    def encode(self, planned: Background) -> tuple[TextPlan, str, float, float]:
+        """Wait for the plan, encode every distinct caption missing from the store; the plan and timings."""
+        plan, source, t_tok = planned.result()
         t = time.perf_counter()
+        o = self.options
 
-        def compute_texts(runs):
+        def compute(runs):
             for pos in runs:
-                if stop.is_set():
+                if self.stop.is_set():
                     return
-                counts["texts_encoded"] += len(pos)
-                yield encode_token_ids(loaded, [plan.distinct_ids[plan.work[p]] for p in pos], text_batch_size,
-                                       precision, length_cut, progress)
-        fill_store(text_store, plan.work, compute_texts, text_batch_size * shard_batches, text_batch_size)
+                self.encoded += len(pos)
+                yield encode_token_ids(self.loaded, [plan.distinct_ids[plan.work[p]] for p in pos],
+                                       o.text_batch_size, o.precision, o.length_cut, self.progress)
+        fill_store(self.store, plan.work, compute, o.text_batch_size * o.shard_batches, o.text_batch_size)
         return plan, source, t_tok, time.perf_counter() - t
 
-    crop_problems: dict[tuple, tuple[str, str]] = {}     # (image id, box) → (kind, reason)
-    pipeline = CropPipeline(loaded, num_workers, shared)
 
-    def compute_crops(runs):
-        groups = [[(str(image_index.path(crops[p][0])), crops[p][1]) for p in pos] for pos in runs]
-        results = encode_crop_groups(loaded, groups, image_batch_size, precision, progress, pipeline=pipeline)
-        with contextlib.closing(results):
-            for pos, (emb, problems) in zip(runs, results):
-                crop_problems.update({crops[pos[j]]: why for j, why in problems.items()})
-                counts["images_encoded"] += len(pos)
-                plan_job.raise_if_failed()           # e.g. over-long captions with truncation="error"
-                texts_job.raise_if_failed()
-                yield emb
+class _Crops:
+    """The image side of a run: decode, crop and encode every distinct crop missing from the store, noting
+    each crop that cannot be encoded (an unreadable image, a box outside it) instead of raising."""
 
-    # Texts beside the crops where that keeps the hardware busy without crowding it: on a GPU, or on
-    # the CPU when workers decode (the crop encoder then keeps to the cores the workers leave, the text
-    # encoder to torch's count). On the CPU without workers both encoders would compete for the same
-    # cores, so the texts follow the crops (only the fast tokenizer's plain-Python work runs beside
-    # them). One precision scope around both threads, so that neither restores the global settings
-    # under the other.
-    beside = loaded.device.type != "cpu" or num_workers > 0
-    with precision_context(precision, loaded.device):
-        plan_job = Background(make_plan, "crepe-tokenize", concurrent=not beside and held is None)
-        texts_job = Background(encode_texts, "crepe-texts", concurrent=beside, device=loaded.device,
-                               threads=torch.get_num_threads() if loaded.device.type == "cpu" else None)
+    def __init__(self, loaded, layout, images, options: RunOptions, shared: SharedInputs, root, progress):
+        self.loaded, self.layout, self.images, self.options, self.progress = loaded, layout, images, options, progress
+        self.store = EmbeddingStore(root / store_name("images", options.image_batch_size) if root else None)
+        self.pipeline = CropPipeline(loaded, options.num_workers, shared)
+        self.problems: dict[tuple, tuple[str, str]] = {}     # (image id, box) → (kind, reason)
+        self.encoded = 0
+
+    def fill(self, watched: tuple[Background, ...]) -> float:
+        """Encode into the store (the ``watched`` jobs' failures stop it between shards); the seconds taken."""
+        t = time.perf_counter()
+        crops, o = self.layout.crops, self.options
+
+        def compute(runs):
+            groups = [[(self.images.locator(crops[p][0]), crops[p][1]) for p in pos] for pos in runs]
+            results = encode_crop_groups(self.loaded, groups, o.image_batch_size, o.precision, self.progress,
+                                         pipeline=self.pipeline)
+            with contextlib.closing(results):
+                for pos, (emb, problems) in zip(runs, results):
+                    self.problems.update({crops[pos[j]]: why for j, why in problems.items()})
+                    self.encoded += len(pos)
+                    for job in watched:
+                        job.raise_if_failed()        # e.g. over-long captions with truncation="error"
+                    yield emb
         try:
-            t_img = time.perf_counter()
-            try:
-                with torch_threads(image_threads):
-                    fill_store(image_store, layout.crop_keys, compute_crops, image_batch_size * shard_batches,
-                               image_batch_size)
-            finally:
-                pipeline.close()
-            t_img = time.perf_counter() - t_img
-            keep = None
-            if crop_problems:
-                keep, dropped = _unusable_crops(layout.kept, crop_problems, image_index, skip_missing_images,
-                                                skip_bad_boxes)
-                skipped.extend(dropped)
-            plan, token_source, t_tok, t_txt = texts_job.result()
-        except BaseException:
-            stop.set()                               # the text thread ends after its current shard
-            texts_job.wait()
-            plan_job.wait()
-            raise
+            fill_store(self.store, self.layout.crop_keys, compute, o.image_batch_size * o.shard_batches,
+                       o.image_batch_size)
+        finally:
+            self.pipeline.close()
+        return time.perf_counter() - t
 
-    # -- scores: each query's own candidates against its crop, vectorised over all candidates
+
+def run(loaded, queries: Sequence[Query], image_index, options: RunOptions = RunOptions(), *,
+        cache_dir: str | os.PathLike | None = None, progress: bool = False,
+        shared: SharedInputs | None = None) -> EngineResult:
+    """Encode what ``queries`` need (once each, cached) and score every query's candidates.
+
+    ``image_index`` finds each query's image (``missing``, ``locator``, ``stamp``, ``describe``;
+    :class:`crepe_utils.crepe.images.ImageIndex`). ``shared`` (one :class:`SharedInputs` for several runs
+    on the same queries) lets later runs reuse the decoded, resized crops and the token ids of earlier
+    ones; the results are the same either way.
+    """
+    import torch
+    t0 = time.perf_counter()
+    check_weights(loaded, options.precision)
+    if options.truncation not in TRUNCATIONS:
+        raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {options.truncation!r}")
+    image_threads = threads_beside_workers(loaded.device, options.num_workers)
+    fp = model_fingerprint(loaded, options.precision, options.length_cut, options.truncation, image_threads)
+    root = Path(cache_dir) / fp if cache_dir is not None else None
+    shared = shared if shared is not None else SharedInputs(max_crop_bytes=0)   # one run keeps no crops
+    # what the queries alone decide (built once per query list): images that exist, distinct crops and
+    # their cache keys, distinct captions, the scoring index
+    layout = shared.layout(queries, image_index, options.skip_missing_images)
+    texts = _Texts(loaded, layout, options, shared, cache_dir, root, progress)
+    crops = _Crops(loaded, layout, image_index, options, shared, root, progress)
+    # Texts beside the crops where that keeps the hardware busy without crowding it: on a GPU, or on the
+    # CPU when workers decode (the crop encoder then keeps to the cores the workers leave). On the CPU
+    # without workers both encoders would compete for the same cores, so the texts follow the crops
+    # (only the fast tokenizer's plain-Python work runs beside them). One precision scope around both
+    # threads, so that neither restores the global settings under the other.
+    beside = loaded.device.type != "cpu" or options.num_workers > 0
+    with precision_context(options.precision, loaded.device):
+        planned = Background(texts.plan, "crepe-tokenize", concurrent=not beside and texts.held is None)
+        encoded = Background(lambda: texts.encode(planned), "crepe-texts", concurrent=beside, device=loaded.device,
+                             threads=torch.get_num_threads() if loaded.device.type == "cpu" else None)
+        try:
+            with torch_threads(image_threads):
+                t_img = crops.fill((planned, encoded))
+            keep, dropped = _kept_crops(layout, crops.problems, image_index, options)
+            plan, token_source, t_tok, t_txt = encoded.result()
+        except BaseException:
+            texts.stop.set()                          # the text thread ends after its current shard
+            encoded.wait()
+            planned.wait()
+            raise
     kept = list(layout.kept) if keep is None else [q for q, k in zip(layout.kept, keep.tolist()) if k]
-    scores, offsets, truncated = _scores(layout, keep, plan, text_store.get, image_store.get)
+    scores, offsets, truncated = _scores(layout, keep, plan, texts.store.get, crops.store.get, options.score_dtype)
     stats = {
-        "n_queries": len(queries), "n_scored": len(kept), "n_skipped": len(skipped),
-        "n_distinct_crops": len(crops), "n_distinct_texts": len(plan.work), "n_texts": len(texts),
-        "n_token_identical_merged": len(texts) - len(plan.work),
+        "n_queries": len(queries), "n_scored": len(kept), "n_skipped": len(layout.missing) + len(dropped),
+        "n_distinct_crops": len(layout.crops), "n_distinct_texts": len(plan.work), "n_texts": len(layout.texts),
+        "n_token_identical_merged": len(layout.texts) - len(plan.work),
         "n_overlength_texts": len(plan.over), "cache_fingerprint": fp,
         # what this run found in the cache: run-specific (RUN_STATS), unlike everything above
-        "run_n_crops_encoded": counts["images_encoded"], "run_n_texts_encoded": counts["texts_encoded"],
-        "run_n_damaged_cache_shards": len(image_store.damaged) + len(text_store.damaged),
-        "run_n_crops_read": pipeline.counts["read"], "run_n_crops_shared": pipeline.counts["shared"],
+        "run_n_crops_encoded": crops.encoded, "run_n_texts_encoded": texts.encoded,
+        "run_n_damaged_cache_shards": len(crops.store.damaged) + len(texts.store.damaged),
+        "run_n_crops_read": crops.pipeline.counts["read"], "run_n_crops_shared": crops.pipeline.counts["shared"],
         "run_tokens_from": token_source,
-        "length_cut": bool(length_cut and cut_text_forward(loaded.model) is not None),
-        "fp32_precision": settings_in_effect(precision, loaded.device),
+        "length_cut": bool(options.length_cut and cut_text_forward(loaded.model) is not None),
+        "fp32_precision": settings_in_effect(options.precision, loaded.device),
         **({"image_encoding_threads": image_threads} if image_threads is not None else {}),
-        **({"fp16_weights": getattr(loaded.model, "crepe_fp16_weights", None)} if precision == "fp16-weights" else {}),
+        **({"fp16_weights": getattr(loaded.model, "crepe_fp16_weights", None)}
+           if options.precision == "fp16-weights" else {}),
         "seconds_images": round(t_img, 3), "seconds_tokenize": round(t_tok, 3), "seconds_texts": round(t_txt, 3),
         "seconds_total": round(time.perf_counter() - t0, 3),
     }
-    return EngineResult(kept, scores, offsets, truncated, stats, skipped)
+    return EngineResult(kept, scores, offsets, truncated, stats, list(layout.missing) + dropped)
+
+
+def _kept_crops(layout, problems: dict, image_index, options: RunOptions):
+    """(mask over ``layout.kept`` or None for all, the dropped queries with why) after the crops were encoded."""
+    if not problems:
+        return None, []
+    return _unusable_crops(layout.kept, problems, image_index, options.skip_missing_images, options.skip_bad_boxes)

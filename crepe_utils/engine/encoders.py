@@ -309,11 +309,13 @@ class CropPipeline:
         self._loader = None
         self._stat: dict[str, tuple[int, int]] = {}
 
-    def _key(self, path: str, box) -> tuple:
+    def _key(self, path, box) -> tuple:
+        """A held crop's key: its locator and box, and for a file its size and modification time (an
+        archive member or bytes in memory cannot change under the run)."""
         if path not in self._stat:
             try:
-                st = os.stat(path)
-                self._stat[path] = (st.st_size, st.st_mtime_ns)
+                st = os.stat(path) if not isinstance(path, tuple) else None
+                self._stat[path] = (st.st_size, st.st_mtime_ns) if st else (-1, -1)
             except OSError:
                 self._stat[path] = (-1, -1)
         return (path, box, *self._stat[path])

@@ -8,14 +8,25 @@ is made here, so both behaviours carry over exactly.
 """
 from __future__ import annotations
 
+import io
 import os
+import zipfile
 
 from PIL import Image
 
+#: Where an image's bytes are: a file path, ``("zip", archive, member)`` or ``("bytes", raw)``.
+Locator = str | os.PathLike | tuple
 
-def open_rgb(path: str | os.PathLike) -> Image.Image:
+
+def open_rgb(source: Locator) -> Image.Image:
     """Open an image by content (not by extension) and convert it to RGB."""
-    with Image.open(path) as img:
+    if isinstance(source, tuple):
+        if source[0] == "zip":
+            with zipfile.ZipFile(source[1]) as zf:
+                source = io.BytesIO(zf.read(source[2]))
+        else:
+            source = io.BytesIO(source[1])
+    with Image.open(source) as img:
         img.load()
         return img.convert("RGB")
 

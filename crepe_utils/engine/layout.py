@@ -5,7 +5,6 @@ place every query and candidate for scoring. Several models on the same queries 
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -20,7 +19,7 @@ class QueryLayout:
     kept: list                      #: the queries whose image file exists, in input order
     missing: list                   #: (query, "missing image") for the others
     crops: list                     #: distinct (image id, box) of the kept queries, sorted
-    crop_keys: list                 #: per crop: its cache key (image id, box, file size and mtime)
+    crop_keys: list                 #: per crop: its cache key (image id, box, the image's stamp: file size and mtime)
     crop_of_query: np.ndarray       #: per kept query: its crop's index in ``crops``
     texts: list                     #: distinct candidate captions of the kept queries, sorted
     texts_digest: str               #: :func:`texts_digest` of ``texts``
@@ -47,8 +46,8 @@ def query_layout(queries: Sequence, image_index, skip_missing_images: bool) -> Q
     for q in kept:
         ck = (q.image_id, q.box)
         if ck not in crop_key:
-            st = os.stat(image_index.path(q.image_id))
-            crop_key[ck] = hashlib.sha1(f"{q.image_id}|{q.box!r}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
+            stamp = image_index.stamp(q.image_id)
+            crop_key[ck] = hashlib.sha1(f"{q.image_id}|{q.box!r}|{stamp}".encode()).hexdigest()
     crops = sorted(crop_key, key=crop_sort_key)
     crop_index = {c: i for i, c in enumerate(crops)}
     texts = sorted({c for q in kept for c in q.candidates})

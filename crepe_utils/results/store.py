@@ -1,17 +1,17 @@
-"""The results format shared by the engine, the toy world and the notebooks.
+"""The results format of every benchmark, written by one function and read by the functions here.
 
 A *results folder* holds one sub-folder per evaluated (model, benchmark[, training set]):
 
-    <results>/<model>/<benchmark>[-<train_data>]/
-        summary.csv        one tidy row per retrieval set (SUMMARY_COLUMNS)
-        per_query.csv.gz   one row per query (PER_QUERY_COLUMNS): ranks, ties, scores
-        manifest.json      provenance: kind, label, model, data, engine settings, environment, run
+    <results>/<model>/<benchmark folder>/
+        summary.csv        one tidy row per retrieval set or subset
+        per_query.csv.gz   one row per query (or Winoground example): ranks or flags, ties, scores
+        manifest.json      provenance: kind, label, scoring rule, model, data, engine settings, environment, run
 
-A retrieval set is one model × benchmark × HN type × split (systematicity: SC/UC) or complexity
-(productivity: 4..12). Recall values are percentages. A result folder is written atomically as
-a whole; ``load_results`` reads any folder of such sub-folders, however deep. Winoground's results
-(:mod:`crepe_utils.winoground.results`) are written and read by the same :func:`write_folder` and
-:func:`read_results`, under their own file names.
+The scoring rule (``manifest["scoring"]``, :mod:`crepe_utils.scoring`) decides the two tables'
+columns: ``retrieval`` (CREPE, SugarCrepe; SUMMARY_COLUMNS and PER_QUERY_COLUMNS below, one row per
+retrieval set: a model × benchmark × HN type × split or complexity) or ``winoground``
+(:mod:`crepe_utils.winoground.results` reads those). Recall values are percentages. A result folder
+is written atomically as a whole; the readers find results under a root at any depth.
 
 A file that cannot be read (truncated, not CSV or JSON, a newer schema) is named in a
 :class:`ResultsError` by the readers of one file (:func:`load_per_query`, :func:`load_manifest`); the
@@ -129,7 +129,7 @@ def check_columns(what: str, frame: pd.DataFrame, columns: list[str]) -> None:
         raise ValueError(f"{what} lacks columns {missing}")
 
 
-def write_folder(directory: str | os.PathLike, manifest: dict, write_files, manifest_name: str = MANIFEST) -> Path:
+def write_folder(directory: str | os.PathLike, manifest: dict, write_files) -> Path:
     """Write one result folder as a whole: ``write_files(tmp)`` writes its tables into the
     temporary folder, then the manifest (which must say its ``kind``) is added with the schema version.
 
@@ -140,31 +140,27 @@ def write_folder(directory: str | os.PathLike, manifest: dict, write_files, mani
     check_kind(manifest.get("kind"))
     with atomic_directory(Path(directory)) as tmp:
         write_files(tmp)
-        write_json(tmp / manifest_name, {"schema_version": SCHEMA_VERSION, **manifest})
+        write_json(tmp / MANIFEST, {"schema_version": SCHEMA_VERSION, **manifest})
     return Path(directory)
 
 
-def write_result(directory: str | os.PathLike, summary: pd.DataFrame, per_query, manifest: dict) -> Path:
-    """Write the three files of one CREPE result as one folder, atomically (:func:`write_folder`).
-
-    ``per_query`` is a DataFrame or an iterable of DataFrames (written chunk by chunk, so memory
-    stays flat).
-    """
-    check_columns("summary", summary, SUMMARY_COLUMNS)
+def write_result(directory: str | os.PathLike, tables, manifest: dict) -> Path:
+    """Write one result (a scoring rule's :class:`~crepe_utils.scoring.tables.Tables` and its manifest) as
+    one folder, atomically (:func:`write_folder`). The per-query log is written chunk by chunk, so
+    memory stays flat; its gzip header holds no name and time, so identical runs write identical bytes."""
+    check_columns("summary", tables.summary, tables.summary_columns)
 
     def write_files(tmp: Path) -> None:
-        summary[SUMMARY_COLUMNS].to_csv(tmp / SUMMARY, index=False, float_format="%.6g")
-        # No name and mtime=0 in the gzip header keep the file identical across identical runs.
-        with open(tmp / PER_QUERY, "wb") as raw, \
-                gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
-            frames = [per_query] if isinstance(per_query, pd.DataFrame) else per_query
+        tables.summary[tables.summary_columns].to_csv(tmp / SUMMARY, index=False, float_format=tables.summary_format)
+        with open(tmp / PER_QUERY, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
             header = True
-            for frame in frames:
-                check_columns("per-query table", frame, PER_QUERY_COLUMNS)
-                gz.write(frame[PER_QUERY_COLUMNS].to_csv(index=False, header=header, float_format="%.9g").encode())
+            for frame in tables.per_query:
+                check_columns("per-query table", frame, tables.per_query_columns)
+                gz.write(frame[tables.per_query_columns].to_csv(index=False, header=header,
+                                                                float_format=tables.per_query_format).encode())
                 header = False
             if header:  # no rows at all: still write the header
-                gz.write((",".join(PER_QUERY_COLUMNS) + "\n").encode())
+                gz.write((",".join(tables.per_query_columns) + "\n").encode())
     return write_folder(directory, manifest, write_files)
 
 
@@ -187,7 +183,7 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     """
     columns = SUMMARY_COLUMNS + ["kind", "label", "display", "result_dir"]
     frames = []
-    for directory, manifest, df in read_results(root, MANIFEST, SUMMARY, _read_summary):
+    for directory, manifest, df in read_results(root, _read_summary):
         df["kind"] = manifest.get("kind", "evaluated")
         df["label"] = manifest.get("label", "")
         df["display"] = manifest.get("model", {}).get("display") or df["model"]
@@ -200,8 +196,9 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     return out.reindex(columns=columns)   # results written before a column existed read as NaN there
 
 
-def read_results(root: str | os.PathLike | None, manifest_name: str, summary_name: str, read_summary):
-    """(folder, manifest, summary) of every published result under ``root`` (any depth), in path order.
+def read_results(root: str | os.PathLike | None, read_summary, scoring: str = "retrieval"):
+    """(folder, manifest, summary) of every published result of scoring rule ``scoring`` under ``root``
+    (any depth), in path order.
 
     ``read_summary(handle)`` reads the summary file. A folder with a manifest but no summary is
     skipped, as are hidden (temporary) folders; none at all when ``root`` is None or absent. A folder
@@ -209,9 +206,9 @@ def read_results(root: str | os.PathLike | None, manifest_name: str, summary_nam
     """
     if root is None or not Path(root).exists():
         return
-    for manifest_path in published_files(root, manifest_name):
+    for manifest_path in published_files(root, MANIFEST):
         try:
-            read = read_folder(manifest_path.parent, manifest_name, summary_name, read_summary)
+            read = read_folder(manifest_path.parent, read_summary, scoring)
         except ResultsError as exc:
             warn_unreadable(exc, "its result is left out")
             continue
@@ -219,29 +216,34 @@ def read_results(root: str | os.PathLike | None, manifest_name: str, summary_nam
             yield (manifest_path.parent, *read)
 
 
-def verify_tables(root: str | os.PathLike | None, manifest_name: str, table_name: str, read) -> None:
-    """Read the table ``table_name`` of every published result under ``root`` through ``read(path)``;
+def verify_tables(root: str | os.PathLike | None, read, scoring: str = "retrieval") -> None:
+    """Read the per-query table of every published result of ``scoring`` under ``root`` through ``read(path)``;
     each one missing or damaged is reported with an :class:`UnreadableResultWarning` (``make check``:
     the claims use the summaries only, the notebooks' per-query statistics need these tables)."""
     if root is None or not Path(root).exists():
         return
-    for manifest_path in published_files(root, manifest_name):
-        path = manifest_path.parent / table_name
+    for manifest_path in published_files(root, MANIFEST):
+        try:
+            if load_manifest(manifest_path.parent).get("scoring", "retrieval") != scoring:
+                continue
+        except ResultsError:
+            continue                    # reported by the reader of the summaries
+        path = manifest_path.parent / PER_QUERY
         try:
             read_table(read, path)
         except ResultsError as exc:
             warn_unreadable(exc, "the statistics that need it are left out")
 
 
-def read_folder(directory: Path, manifest_name: str, summary_name: str, read_summary,
-                attempts: int = 3) -> tuple[dict, pd.DataFrame] | None:
-    """(manifest, summary) of one result folder, both read from the same folder.
+def read_folder(directory: Path, read_summary, scoring: str, attempts: int = 3) -> tuple[dict, pd.DataFrame] | None:
+    """(manifest, summary) of one result folder of scoring rule ``scoring``, both read from the same folder.
 
     The folder is opened once and both files are read through that handle, so a folder being
     replaced at the same moment cannot pair one run's manifest with another's summary (a
     published folder is never modified, only replaced whole). If the folder disappears while it
-    is read, it is opened again. None when there is no summary; :class:`ResultsError` naming the
-    file when either cannot be read.
+    is read, it is opened again. None when there is no summary or the result is of another rule
+    (results written before the rule was recorded are retrieval results); :class:`ResultsError`
+    naming the file when either cannot be read.
     """
     if os.open not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
         opener_for = lambda fd: None  # noqa: E731 - no folder handles here: plain paths
@@ -256,13 +258,15 @@ def read_folder(directory: Path, manifest_name: str, summary_name: str, read_sum
         try:
             opener = opener_for(fd)
             base = Path("") if opener else directory
-            with open(base / manifest_name, "rb", opener=opener) as fh:
-                manifest = _parse_manifest(fh.read(), directory / manifest_name)
-            with open(base / summary_name, "rb", opener=opener) as fh:
-                df = read_table(lambda _: read_summary(fh), directory / summary_name)
+            with open(base / MANIFEST, "rb", opener=opener) as fh:
+                manifest = _parse_manifest(fh.read(), directory / MANIFEST)
+            if manifest.get("scoring", "retrieval") != scoring:
+                return None
+            with open(base / SUMMARY, "rb", opener=opener) as fh:
+                df = read_table(lambda _: read_summary(fh), directory / SUMMARY)
             return manifest, df
         except FileNotFoundError:
-            if attempt == attempts - 1 or not (directory / manifest_name).exists():
+            if attempt == attempts - 1 or not (directory / MANIFEST).exists():
                 return None
         finally:
             os.close(fd)
@@ -303,9 +307,9 @@ def gzip_through(path: Path) -> None:
             pass
 
 
-def load_manifest(directory: str | os.PathLike, name: str = MANIFEST) -> dict:
-    """The manifest of one result folder (``name``: its file name), checked as :func:`read_results` does."""
-    path = Path(directory) / name
+def load_manifest(directory: str | os.PathLike) -> dict:
+    """The manifest of one result folder, checked as :func:`read_results` does."""
+    path = Path(directory) / MANIFEST
     return _parse_manifest(path.read_bytes(), path)
 
 

@@ -1,21 +1,23 @@
-"""Pinned CPU numerics for the toy world: the same floating-point kernels on every x86-64 machine.
+"""Pinned CPU numerics for the toy world: the same bits on every x86-64 machine with AVX2.
 
 PyTorch on a CPU chooses its kernels by the machine it runs on, and each choice changes the last
 bits of a result, which training then amplifies:
 
 * ATen's vectorised kernels by instruction set (AVX512 where there is one, else AVX2);
-* MKL's matrix products by instruction set (its "conditional numerical reproducibility" mode,
-  ``MKL_CBWR``, fixes one code path) and by thread count;
-* oneDNN's convolutions (the patch embedding) by instruction set, compiled at run time;
+* the BLAS (MKL) by CPU vendor, instruction set and thread count: its matrix products differ
+  between Intel and AMD processors whatever ``MKL_CBWR`` asks for;
+* oneDNN's kernels by instruction set, compiled at run time;
 * any reduction split over threads by the thread count.
 
-The toy pipeline therefore pins, for training and evaluation alike: ATen to AVX2 and MKL to its
-AVX2 code path (environment variables read when torch loads, so they are set
-before it is imported: :func:`pin_environment`), a fixed thread count, deterministic
-algorithms, and oneDNN off (:func:`pinned`). Any x86-64 machine with AVX2 and the same torch
-build then runs the same kernels. :func:`in_effect` says what a process actually runs with; it
-is part of the pipeline's stage keys, so a process that could not be pinned (torch imported
-before the pipeline started) recomputes rather than mixes.
+The toy pipeline therefore pins, for training and evaluation alike: ATen to its AVX2 kernels (an
+environment variable read when torch loads, so it is set before torch is imported:
+:func:`pin_environment`), a fixed thread count, deterministic algorithms and oneDNN off
+(:func:`pinned`), and it computes every matrix product exactly
+(:mod:`crepe_utils.engine.portable`), so that no result depends on the BLAS. What remains is
+ATen's own code at one instruction set, the same on Intel and AMD. On other architectures (ARM:
+NEON or SVE kernels) the results differ in their last bits. :func:`in_effect` says what a process
+actually runs with; it is part of the pipeline's stage keys, so a process that could not be
+pinned (torch imported before the pipeline started) recomputes rather than mixes.
 """
 from __future__ import annotations
 
@@ -25,8 +27,8 @@ import platform
 import sys
 from typing import Iterator
 
-#: Read by torch (ATen) and MKL when they load; ignored on other architectures.
-PINNED_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}
+#: Read by torch (ATen) when it loads; ignored on other architectures.
+PINNED_ENV = {"ATEN_CPU_CAPABILITY": "avx2"}
 X86 = ("x86_64", "amd64")
 
 
@@ -60,5 +62,4 @@ def in_effect(threads: int) -> dict:
     """The numerics a :func:`pinned` block of this process runs with (JSON-ready)."""
     import torch
     return {"machine": platform.machine().lower(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "MKL_CBWR": os.environ.get("MKL_CBWR"), "threads": int(threads), "deterministic": True,
-            "mkldnn": False}
+            "threads": int(threads), "deterministic": True, "mkldnn": False, "matrix_products": "exact"}

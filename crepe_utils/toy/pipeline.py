@@ -31,6 +31,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from ..atomic import write_json
+from ..evaluation import evaluate
 from ..errors import CrepeError, error_line
 from . import numerics
 from .build import DEFAULT_HELD_OUT, TRAIN_DATA, WorldConfig, build_world
@@ -43,7 +44,8 @@ SOURCES = {
     "world": [PACKAGE / "toy" / f for f in ("world.py", "foils.py", "build.py")] + [PACKAGE / "crepe" / "queries.py"],
     "model": [PACKAGE / "toy" / "train.py", PACKAGE / "toy" / "numerics.py", PACKAGE / "models" / "spec.py",
               PACKAGE / "models" / "openclip.py"],
-    "results": sorted(PACKAGE.glob("*.py")) + [p for sub in ("crepe", "engine", "models", "results")
+    "results": sorted(PACKAGE.glob("*.py")) + [p for sub in ("benchmarks", "crepe", "engine", "models", "results",
+                                                             "scoring")
                                                for p in sorted((PACKAGE / sub).glob("*.py"))],
 }
 
@@ -104,19 +106,14 @@ def _run_stage(folder: Path, stage: str, key: str, config: dict, work, force: bo
 def evaluate_toy(world: Path, model: Path, model_summary: dict, out: Path, seed: int, progress: bool,
                  threads: int = 2) -> dict:
     """Evaluate the trained model on the world with the engine (both benchmarks), with pinned
-    numerics on ``threads`` threads; headline numbers."""
-    try:
-        from ..crepe.evaluation import evaluate
-    except ImportError as exc:
-        raise StageError(f"the evaluation engine is not available ({exc}); the world and the model are "
-                         "built, rerun once crepe_utils.crepe.evaluation exists") from None
-    common = dict(model=model_summary["model_name"], pretrained=str(model / model_summary["checkpoint"]),
+    numerics on ``threads`` threads and exact matrix products (precision "portable"); headline numbers."""
+    common = dict(pretrained=str(model / model_summary["checkpoint"]),
                   model_config=str(model / model_summary["model_config"]), data_dir=str(world),
                   image_dir=str(world / "images"), out=str(out), kind="toy", label=f"toy world (seed {seed})",
-                  device="cpu", precision="fp32", progress=progress)
+                  device="cpu", precision="portable", progress=progress)
     with numerics.pinned(threads):
-        syst = evaluate(benchmark="systematicity", train_data=TRAIN_DATA, **common)
-        prod = evaluate(benchmark="productivity", **common)
+        syst = evaluate(model_summary["model_name"], "crepe-systematicity", train_data=TRAIN_DATA, **common)
+        prod = evaluate(model_summary["model_name"], "crepe-productivity", **common)
     columns = ["hn_type", "split", "complexity", "n_queries", "r1", "chance_r1", "r1_ci_low", "r1_ci_high"]
     return {"systematicity": _records(syst, columns), "productivity": _records(prod, columns)}
 
@@ -204,7 +201,7 @@ def run(args) -> int:
               f"(chance {100 * model['val_chance']:.1f} %)")
         if args.until == "model":
             return 0
-        eval_cfg = {"seed": args.seed, "device": "cpu", "precision": "fp32", "numerics": cpu}
+        eval_cfg = {"seed": args.seed, "device": "cpu", "precision": "portable", "numerics": cpu}
         keys["results"] = stage_key("results", eval_cfg, keys["model"])
         results, cached = _run_stage(results_dir, "results", keys["results"], eval_cfg,
                                      lambda f: evaluate_toy(world_dir, model_dir, model, f, args.seed, progress,

@@ -1,9 +1,8 @@
 """Train a tiny CLIP on the toy world's training split, on a CPU, reproducibly.
 
 The model is an ordinary open_clip ``CLIP`` described by a model-config JSON (registered with
-``open_clip.add_model_config``): a ViT of 2 layers, width 32, 4-pixel patches on the 64-pixel
-images, mean-pooled patch tokens and fixed 2-D sin-cos positions (these three learned fastest on
-this world), and a text transformer of 2 layers, width 64, with the stock tokenizer vocabulary
+``open_clip.add_model_config``): a ViT of 2 layers, width 32, 8-pixel patches on the 64-pixel
+images, mean-pooled patch tokens and fixed 2-D sin-cos positions, and a text transformer of 2 layers, width 64, with the stock tokenizer vocabulary
 (49,408 words) and a 32-token context (the default world's longest text, a negated 12-atom caption,
 fits with start and end; training refuses a world whose texts do not fit).
 Training minimises open_clip's contrastive loss (``open_clip.ClipLoss``) on in-batch pairs with
@@ -18,9 +17,10 @@ augmentation (a flip would swap "left of" and "right of").
 
 Reproducibility: the seed fixes initialisation and batch order; the thread count is part of the
 config; the run uses :func:`crepe_utils.toy.numerics.pinned` (that thread count, deterministic
-algorithms, oneDNN off; restored afterwards). The same config on the same machine gives the same
-weights; on other x86-64 machines too when the process was pinned before torch was imported
-(:func:`crepe_utils.toy.numerics.pin_environment`, which the toy pipeline does).
+algorithms, oneDNN off, and every matrix product exact: :mod:`crepe_utils.engine.portable`). The
+same config gives the same weights on every x86-64 machine with AVX2 when the process was pinned
+before torch was imported (:func:`crepe_utils.toy.numerics.pin_environment`, which the toy
+pipeline does).
 
 ``in_batch_accuracy`` is the sanity check: image-to-caption accuracy among ``k`` candidates from
 unseen validation scenes whose captions use seen compounds only (chance 1/k).
@@ -62,7 +62,7 @@ class TrainConfig:
     embed_dim: int = 64
     vision_width: int = 32
     vision_layers: int = 2
-    patch_size: int = 4
+    patch_size: int = 8
     vision_pool: str = "avg"                 #: mean of the patch tokens (learns faster here than "tok")
     vision_pos_embed: str = "sin_cos_2d"     #: fixed 2-D positions
     text_width: int = 64
@@ -116,6 +116,21 @@ def _max_tokens(world: Path) -> tuple[int, str]:
     return max((len(token_ids(t)) + 2, t) for t in texts)
 
 
+def _sin_cos_positions(visual) -> None:
+    """Replace open_clip's 2-D sin-cos position table (computed by numpy, whose float64 sin and cos
+    take other code paths on other CPUs) with the same formula computed by torch's pinned kernels."""
+    import torch
+    grid = visual.grid_size[0]
+    width = visual.positional_embedding.shape[-1]
+    omega = 1.0 / 10000 ** (torch.arange(width // 4, dtype=torch.float64) / (width // 4))
+    ys, xs = torch.meshgrid(torch.arange(grid, dtype=torch.float64), torch.arange(grid, dtype=torch.float64),
+                            indexing="ij")
+    parts = [f(pos.reshape(-1, 1) * omega) for pos in (xs, ys) for f in (torch.sin, torch.cos)]
+    table = torch.cat([torch.zeros(1, width, dtype=torch.float64), torch.cat(parts, dim=1)])
+    with torch.no_grad():
+        visual.positional_embedding.copy_(table.float())
+
+
 def _lr(step: int, config: TrainConfig) -> float:
     if step < config.warmup_steps:
         return config.learning_rate * (step + 1) / config.warmup_steps
@@ -126,10 +141,11 @@ def _lr(step: int, config: TrainConfig) -> float:
 def in_batch_accuracy(model, images, index, tokens, k: int) -> float:
     """Image-to-caption accuracy among ``k`` consecutive pairs (groups of k; chance 1/k)."""
     import torch
+    from ..engine.portable import portable_products      # torch loads only after the numerics are pinned
     n = (len(index) // k) * k
     if n == 0:
         raise TrainError(f"fewer than {k} validation pairs")
-    with torch.no_grad():
+    with torch.no_grad(), portable_products():
         img = model.encode_image(images[index[:n]], normalize=True)
         txt = model.encode_text(tokens[:n], normalize=True)
         scores = torch.einsum("gid,gtd->git", img.reshape(-1, k, img.shape[-1]), txt.reshape(-1, k, txt.shape[-1]))
@@ -160,6 +176,8 @@ def train(world: str | os.PathLike, out: str | os.PathLike, config: TrainConfig,
         open_clip.add_model_config(cfg_path)
         torch.manual_seed(config.seed)
         model, _, preprocess = open_clip.create_model_and_transforms(config.model_name, pretrained=None)
+        if config.vision_pos_embed == "sin_cos_2d":
+            _sin_cos_positions(model.visual)
         tokenizer = open_clip.get_tokenizer(config.model_name)
         images, index, tokens = encode_split(read_pairs(world / "training" / "train.csv"),
                                               world / "training" / "images", preprocess, tokenizer)
@@ -187,6 +205,7 @@ def _fit(model, images, index, tokens, config: TrainConfig, progress: bool) -> l
     """The training loop; returns the log rows [step, loss, learning rate, logit scale]."""
     import open_clip
     import torch
+    from ..engine.portable import portable_products      # torch loads only after the numerics are pinned
 
     generator = torch.Generator().manual_seed(config.seed)
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "embedding" not in n]
@@ -208,10 +227,11 @@ def _fit(model, images, index, tokens, config: TrainConfig, progress: bool) -> l
         lr = _lr(step, config)
         for group in optimizer.param_groups:
             group["lr"] = lr
-        image_features, text_features, logit_scale = model(images[index[batch]], tokens[batch])[:3]
-        loss = loss_fn(image_features, text_features, logit_scale)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        with portable_products():        # the optimizer's elementwise update needs no exact products
+            image_features, text_features, logit_scale = model(images[index[batch]], tokens[batch])[:3]
+            loss = loss_fn(image_features, text_features, logit_scale)
+            loss.backward()
         optimizer.step()
         with torch.no_grad():
             model.logit_scale.clamp_(0, math.log(100))

@@ -1,6 +1,8 @@
 """Winoground (Thrush et al., CVPR 2022) beside CREPE: data, scores, statistics, results.
 
-Its claims are checked in :mod:`crepe_utils.claims.winoground`.
+It is evaluated through the one evaluation path (:mod:`crepe_utils.evaluation`, benchmark
+:mod:`crepe_utils.benchmarks.winoground`, scoring rule :mod:`crepe_utils.scoring.winoground`); its
+claims are checked in :mod:`crepe_utils.claims.winoground`.
 
 Modules, one concern each:
 
@@ -11,19 +13,15 @@ Modules, one concern each:
                 rule of argmax peers, chance levels
 ``statistics``  scores per subset (tags, secondary tags comma-split and exact, why-hard classes),
                 the paper's 4-group Student-t intervals and bootstrap intervals
-``evaluation``  encode each image and caption once with a loaded model and score every example
-``results``     write one evaluation atomically, read results back
-``cli``         ``python -m crepe_utils winoground`` and :func:`evaluate_to_folder`
+``results``     results read back
+``blind``       what a text-only scorer gets (always zero, ties counted)
 
 Importing this package does not import torch or open_clip.
 """
-from .cli import add_arguments, evaluate_to_folder, run
 from .data import WinogroundData, load_dataset
-from .evaluation import Evaluation, evaluate
 from .metadata import load_examples, load_text_metadata
-from .results import load_manifest, load_per_example, load_results, write_results
-from .statistics import summarize
+from .results import load_manifest, load_per_example, load_results
+from .statistics import summary_table
 
-__all__ = ["WinogroundData", "Evaluation", "load_dataset", "load_examples", "load_text_metadata", "evaluate", "summarize",
-           "write_results", "load_results", "load_per_example", "load_manifest",
-           "evaluate_to_folder", "add_arguments", "run"]
+__all__ = ["WinogroundData", "load_dataset", "load_examples", "load_text_metadata", "summary_table",
+           "load_results", "load_per_example", "load_manifest"]

@@ -85,6 +85,10 @@ class FolderImages:
     def where(self, index: int, k: int) -> str:
         return str(self.paths[index][k].relative_to(self.root))
 
+    def locator(self, index: int, k: int) -> str:
+        """What the engine opens (:func:`crepe_utils.engine.images.open_rgb`)."""
+        return str(self.paths[index][k])
+
 
 class ZipImages:
     """Images as members of a zip archive, read one at a time."""
@@ -103,6 +107,9 @@ class ZipImages:
     def where(self, index: int, k: int) -> str:
         return f"{self.archive.name}:{self.members[index][k]}"
 
+    def locator(self, index: int, k: int) -> tuple:
+        return ("zip", str(self.archive), self.members[index][k])
+
 
 class ParquetImages:
     """Images as encoded bytes taken from parquet cells."""
@@ -115,6 +122,9 @@ class ParquetImages:
 
     def where(self, index: int, k: int) -> str:
         return self.places[index][k]
+
+    def locator(self, index: int, k: int) -> tuple:
+        return ("bytes", self.blobs[index][k])
 
 
 ImageSource = FolderImages | ZipImages | ParquetImages

@@ -1,21 +1,11 @@
-"""Winoground results on disk: write one evaluation atomically, read any number back.
+"""Winoground's results, read back: the summaries (one row per subset × metric) and per-example logs.
 
-One evaluation lives in ``<results>/<model>/winoground/`` (:func:`crepe_utils.results.store.result_dir`):
-
-    winoground_summary.csv        one row per subset × metric (statistics.SUMMARY_COLUMNS)
-    winoground_per_example.csv    one row per example: the four similarities, flags, ties, tags
-    winoground_manifest.json      provenance: model spec, data location and checksums, precision,
-                                  tie counts, CI settings, ``kind``, environment
-
-The file names carry a ``winoground_`` prefix so that CREPE's :func:`crepe_utils.results.store.load_results`
-(which reads every ``manifest.json`` + ``summary.csv``) never mistakes them for CREPE results, even
-in a shared results folder. The folder is written and read by CREPE's store
-(:func:`crepe_utils.results.store.write_folder`, :func:`~crepe_utils.results.store.read_results`):
-atomically as a whole, so a reader finds the previous result or the new one, never a mixture or a
-half-written folder, and read with the same retries and manifest checks; a damaged file is named in a
-:class:`~crepe_utils.results.store.ResultsError` (one result) or an
-:class:`~crepe_utils.results.store.UnreadableResultWarning` (many). ``kind`` is ``"evaluated"`` (the real data), ``"toy"`` or
-``"fixture"`` (synthetic data), as in :mod:`crepe_utils.results.store`.
+They are written by the one results path (:func:`crepe_utils.results.store.write_result`, scoring
+rule ``winoground``) into ``<results>/<model>/winoground/``: ``summary.csv``
+(:data:`crepe_utils.winoground.statistics.SUMMARY_COLUMNS`), ``per_query.csv.gz`` (one row per
+example: the four similarities, flags, ties and tags) and ``manifest.json``. A damaged file is named in
+a :class:`~crepe_utils.results.store.ResultsError` (one result) or an
+:class:`~crepe_utils.results.store.UnreadableResultWarning` (many).
 """
 from __future__ import annotations
 
@@ -25,36 +15,13 @@ from pathlib import Path
 import pandas as pd
 
 from ..results import store
-from ..results.store import check_columns, check_kind, result_dir
-from .evaluation import PER_EXAMPLE_COLUMNS, Evaluation
 from .scoring import SCORE_COLUMNS
 from .statistics import SUMMARY_COLUMNS
 
-BENCHMARK = "winoground"
-SUMMARY_FILE = "winoground_summary.csv"
-PER_EXAMPLE_FILE = "winoground_per_example.csv"
-MANIFEST_FILE = "winoground_manifest.json"
+SCORING = "winoground"
 
 #: Columns :func:`load_results` adds to the summary rows, from each manifest.
 PROVENANCE_COLUMNS = ["model", "architecture", "pretrained", "precision", "kind", "label", "result_dir"]
-
-
-def results_dir(root: str | os.PathLike, model_key: str) -> Path:
-    """Where the Winoground result of the model ``model_key`` lives under ``root``."""
-    return result_dir(root, model_key, BENCHMARK)
-
-
-def write_results(directory: str | os.PathLike, evaluation: Evaluation, manifest: dict) -> Path:
-    """Write the summary, the per-example table and ``manifest`` (which must say its ``kind``)."""
-    check_kind(manifest.get("kind"))
-    check_columns("summary", evaluation.summary, SUMMARY_COLUMNS)
-    check_columns("per-example table", evaluation.per_example, PER_EXAMPLE_COLUMNS)
-
-    def write_files(tmp: Path) -> None:
-        evaluation.summary[SUMMARY_COLUMNS].to_csv(tmp / SUMMARY_FILE, index=False)
-        # Full float precision: a reader can see which similarities are exactly equal.
-        evaluation.per_example[PER_EXAMPLE_COLUMNS].to_csv(tmp / PER_EXAMPLE_FILE, index=False, float_format="%.17g")
-    return store.write_folder(directory, {"benchmark": BENCHMARK, **manifest}, write_files, MANIFEST_FILE)
 
 
 def _read_summary(handle) -> pd.DataFrame:
@@ -72,7 +39,7 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     """
     columns = SUMMARY_COLUMNS + PROVENANCE_COLUMNS
     frames = []
-    for directory, manifest, frame in store.read_results(root, MANIFEST_FILE, SUMMARY_FILE, _read_summary):
+    for directory, manifest, frame in store.read_results(root, _read_summary, SCORING):
         model = manifest.get("model", {})
         frames.append(frame.assign(model=model.get("key"), architecture=model.get("architecture"),
                                    pretrained=model.get("pretrained"),
@@ -93,14 +60,14 @@ def _read_per_example(path: Path) -> pd.DataFrame:
 
 def load_per_example(directory: str | os.PathLike) -> pd.DataFrame:
     """The per-example table of one result folder; a ResultsError naming it when it is damaged."""
-    return store.read_table(_read_per_example, Path(directory) / PER_EXAMPLE_FILE)
+    return store.read_table(_read_per_example, Path(directory) / store.PER_QUERY)
 
 
 def verify_per_example(root: str | os.PathLike | None) -> None:
     """Warn (UnreadableResultWarning) for each per-example table under ``root`` that cannot be read."""
-    store.verify_tables(root, MANIFEST_FILE, PER_EXAMPLE_FILE, _read_per_example)
+    store.verify_tables(root, _read_per_example, SCORING)
 
 
 def load_manifest(directory: str | os.PathLike) -> dict:
     """The manifest of one Winoground result folder."""
-    return store.load_manifest(directory, MANIFEST_FILE)
+    return store.load_manifest(directory)

@@ -111,12 +111,12 @@ def subsets(per_example: pd.DataFrame) -> list[tuple[str, str, np.ndarray]]:
     return out
 
 
-def summarize(per_example: pd.DataFrame, *, grouping: str = "contiguous", level: float = 0.95,
+def summary_table(per_example: pd.DataFrame, *, grouping: str = "contiguous", level: float = 0.95,
               n_boot: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """One row per subset × metric (SUMMARY_COLUMNS); scores and intervals in percent.
 
     ``per_example`` needs ``id``, the tag columns, and per metric ``m``: ``m`` (strict flag),
-    ``m_first_index`` and ``m_tie``, as made by :func:`crepe_utils.winoground.evaluation.evaluate`.
+    ``m_first_index`` and ``m_tie``, as made by :func:`crepe_utils.scoring.winoground.per_example_table`.
     """
     chance = chance_levels()
     ids = per_example["id"].to_numpy()

@@ -1,4 +1,4 @@
-"""The settings of a CREPE evaluation: every choice that can change its numbers, declared once.
+"""The settings of an evaluation, any benchmark: every choice that can change its numbers, declared once.
 
 :class:`EvaluationSettings` is the one list. Each field carries its default, help text and
 allowed values; from it come the command-line options (:func:`add_arguments`), the keyword
@@ -9,7 +9,8 @@ Not settings, because they cannot change a result: where things are (``data_dir`
 ``out``, ``cache_dir``: the cache is keyed by everything that matters, and a cached run writes
 the same files as an uncached one), how it is labelled (``kind``, ``label``) or shown
 (``progress``). What is evaluated (model, benchmark, HN types, complexities, training split,
-the all-negatives sets) is recorded in the manifest's ``model`` and ``data`` sections instead.
+the all-negatives sets, Winoground's layout; :class:`crepe_utils.benchmarks.Selection`) is recorded
+in the manifest's ``model``, ``selection`` and ``data`` sections instead.
 """
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ import dataclasses
 import numbers
 from dataclasses import dataclass, field
 
-from ..engine import threads
-from ..engine import precisions
-from ..engine import tokenizing
-from ..errors import CrepeError
+from .engine import threads
+from .engine import precisions
+from .engine import tokenizing
+from .errors import CrepeError
 
 TIE_POLICIES = ("pessimistic", "optimistic")
 ON_BAD_ROW = ("raise", "skip")
@@ -49,10 +50,11 @@ def _setting(default, help: str, *, choices=None, type=None, minimum=None, optio
 
 @dataclass(frozen=True)
 class EvaluationSettings:
-    """Every setting that can change a CREPE result (see the module docstring for what is not one)."""
+    """Every setting that can change a result (see the module docstring for what is not one)."""
 
     device: str = _setting("auto", "cuda, cpu, cuda:1 ... (default: cuda when available)")
-    precision: str = _setting("fp32", "fp32 (default, faithful to the paper), tf32, bf16 or fp16 autocast",
+    precision: str = _setting("fp32", "fp32 (default, faithful to the paper), tf32, bf16 or fp16 autocast, "
+                              "fp16-weights, or portable (exact matrix products: the same bits on any CPU)",
                               choices=precisions.PRECISIONS)
     batch_size: int = _setting(256, "images per batch", minimum=1)
     text_batch_size: int = _setting(512, "captions per batch", minimum=1)
@@ -72,7 +74,7 @@ class EvaluationSettings:
                                flag=("--skip-bad-rows", "skip"))
     empty_negatives: str = _setting("skip", "systematicity rows without hard negatives: skip (default), keep "
                                     "(as the official code) or error", choices=EMPTY_NEGATIVES)
-    n_boot: int = _setting(5000, "bootstrap resamples of the R@1 interval", minimum=1)
+    n_boot: int = _setting(5000, "bootstrap resamples of the intervals (R@1; Winoground's scores)", minimum=1)
 
     def __post_init__(self):
         for f in dataclasses.fields(self):

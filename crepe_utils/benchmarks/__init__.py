@@ -1,0 +1,28 @@
+"""Every benchmark the companion evaluates, declared once (:mod:`.spec`): CREPE's two protocols,
+Winoground and SugarCrepe. ``get(name)`` takes a name or an alias (``productivity``, ``systematicity``).
+
+``spec``        what a benchmark declares, and the Selection and Sources of a run
+``crepe``       CREPE systematicity and productivity
+``winoground``  Winoground: each image against its example's two captions
+``sugarcrepe``  SugarCrepe: one positive against one negative caption per COCO image
+"""
+from __future__ import annotations
+
+from .crepe import PRODUCTIVITY, SYSTEMATICITY
+from .spec import Benchmark, Loaded, Selection, SelectionError, Sources
+from .winoground import WINOGROUND
+
+BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (SYSTEMATICITY, PRODUCTIVITY, WINOGROUND)}
+ALIASES: dict[str, str] = {alias: b.name for b in BENCHMARKS.values() for alias in b.aliases}
+
+
+def get(name: str) -> Benchmark:
+    """The benchmark called ``name`` (or an alias of it); a one-line error listing the names otherwise."""
+    found = BENCHMARKS.get(ALIASES.get(name, name))
+    if found is None:
+        raise SelectionError(f"unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)} "
+                             f"(also: {', '.join(ALIASES)})")
+    return found
+
+
+__all__ = ["ALIASES", "BENCHMARKS", "Benchmark", "Loaded", "Selection", "SelectionError", "Sources", "get"]

@@ -1,0 +1,133 @@
+"""Evaluate a model on a benchmark: one path for every benchmark and every model.
+
+``crepe_utils.evaluate(model, benchmark, ...)`` (this module's :func:`evaluate`) is what notebooks
+call; ``python -m crepe_utils evaluate``, ``evaluate-paper`` and ``make evaluate`` call it too. The
+steps: the benchmark's queries (:mod:`crepe_utils.benchmarks`) → the model's scores (the engine, or
+a text-only scorer that needs no images) → the benchmark's scoring rule (:mod:`crepe_utils.scoring`)
+→ one result folder with its provenance (:mod:`crepe_utils.results`).
+
+What a call describes lives in four declared objects, each field of which may also be passed as a
+keyword (``evaluate(..., out="results", hn_types=("atom",), precision="bf16")``):
+
+* :class:`Run`: where the data are, where the result goes and how it is labelled, the cache;
+* :class:`crepe_utils.benchmarks.Selection`: which part of the benchmark;
+* :class:`crepe_utils.settings.EvaluationSettings`: every setting that can change a number;
+* the model: a registry key, an open_clip architecture (with ``pretrained``/``model_config`` in the
+  Run), ``blind:<scorer>``, or a model already loaded.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import pandas as pd
+
+from . import benchmarks, paths, scoring
+from .benchmarks import Selection, Sources
+from .engine import core as engine
+from .errors import CrepeError
+from .models import load_model
+from .models.spec import LoadedModel
+from .results import provenance
+from .results.store import check_kind, result_dir, write_result
+from .settings import EvaluationSettings
+
+
+class EvaluationError(CrepeError, ValueError):
+    """A call that names no such setting, selection or run field; the message lists the ones there are."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """Where a run reads and writes, how its result is labelled, and how its model is found."""
+
+    data_dir: str | os.PathLike | None = None     #: the benchmark's data (default: its folder under $CREPE_DATA)
+    image_dir: str | os.PathLike | None = None    #: its images (default: $VG_IMAGES, $COCO_IMAGES, ...)
+    out: str | os.PathLike = "results/evaluated"
+    cache_dir: str | os.PathLike | bool | None = None   #: embedding cache ($CREPE_CACHE); False: none
+    kind: str = "evaluated"                       #: evaluated / toy / fixture (crepe_utils.results.store.KINDS)
+    label: str = ""
+    pretrained: str | None = None                 #: open_clip tag, URL or checkpoint for an architecture name
+    model_config: str | None = None               #: model-config JSON of a custom architecture
+    progress: bool = True
+    shared: object = None                         #: one engine.SharedInputs across a multi-model run
+
+
+def _fields(cls) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+def _route(run: Run | None, selection: Selection | None, settings: EvaluationSettings | None,
+           keywords: dict) -> tuple[Run, Selection, EvaluationSettings]:
+    """The three objects with ``keywords`` applied to whichever declares each name."""
+    owners = {Run: run or Run(), Selection: selection or Selection(), EvaluationSettings: None}
+    unknown = sorted(set(keywords) - _fields(Run) - _fields(Selection) - _fields(EvaluationSettings))
+    if unknown:
+        raise EvaluationError(f"evaluate() has no {', '.join(map(repr, unknown))}; it takes the fields of Run "
+                              f"({', '.join(sorted(_fields(Run)))}), Selection ({', '.join(sorted(_fields(Selection)))})"
+                              f" and EvaluationSettings ({', '.join(sorted(_fields(EvaluationSettings)))})")
+    picked = {cls: {k: v for k, v in keywords.items() if k in _fields(cls)} for cls in owners}
+    run = dataclasses.replace(owners[Run], **picked[Run])
+    selection = dataclasses.replace(owners[Selection], **{k: _tupled(v) for k, v in picked[Selection].items()})
+    return run, selection, EvaluationSettings.build(settings, **picked[EvaluationSettings])
+
+
+def _tupled(value):
+    return tuple(value) if isinstance(value, (list, set, frozenset)) else value
+
+
+def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None, selection: Selection | None = None,
+             settings: EvaluationSettings | None = None, **keywords) -> pd.DataFrame:
+    """Evaluate ``model`` on ``benchmark``; write its result folder under ``run.out``; return the summary table."""
+    t0 = time.time()
+    bench = benchmarks.get(benchmark)
+    run, selection, settings = _route(run, selection, settings, keywords)
+    check_kind(run.kind)
+    loaded = model if isinstance(model, LoadedModel) else load_model(
+        model, run.pretrained, run.model_config, device=settings.device, precision=settings.precision)
+    used = settings.resolved(loaded)     # what the run uses (and records): nothing left to "auto"
+    selection = bench.for_model(selection, loaded.spec)
+    bench.check(selection)
+    queries = _queries(bench, run, selection, used)
+    rule = scoring.RULES[bench.scoring]
+    result = _scores(loaded, queries, used, run, rule.SCORE_DTYPE)
+    tables = rule.evaluate(result, queries, used, loaded.spec.key)
+    manifest = _manifest(bench, loaded, run, selection, queries, result, used, tables, time.time() - t0)
+    write_result(result_dir(run.out, loaded.spec.key, bench.folder(selection)), tables, manifest)
+    return tables.summary
+
+
+def _queries(bench, run: Run, selection: Selection, used: EvaluationSettings):
+    """The benchmark's queries, read once per multi-model run (``run.shared``)."""
+    sources = Sources(run.data_dir, run.image_dir)
+    if run.shared is None:
+        return bench.load(sources, selection, used)
+    key = ("queries", bench.name, str(sources), selection, used.limit, used.on_bad_row, used.empty_negatives)
+    return run.shared.memo(key, lambda: bench.load(sources, selection, used))
+
+
+def _scores(loaded, queries, used: EvaluationSettings, run: Run, score_dtype):
+    """Every candidate's score: by the engine from the images and captions, or by a text-only scorer."""
+    if hasattr(loaded.model, "score_queries"):           # blind scorers read no image
+        return loaded.model.score_queries(queries.queries, score_dtype)
+    cache = paths.cache_dir(run.cache_dir) / "embeddings" if run.cache_dir is not False else None
+    options = engine.RunOptions.of(used, score_dtype=score_dtype)
+    return engine.run(loaded, queries.queries, queries.images, options, cache_dir=cache, progress=run.progress,
+                      shared=run.shared)
+
+
+def _manifest(bench, loaded, run: Run, selection: Selection, queries, result, used: EvaluationSettings, tables,
+              seconds: float) -> dict:
+    run_stats = {k: v for k, v in result.stats.items() if k.startswith(engine.RUN_STATS)}
+    return {
+        **provenance.manifest(run.kind, run.label, loaded.spec, seconds=seconds, run_stats=run_stats),
+        "benchmark": bench.name, "scoring": bench.scoring, "caveat": loaded.spec.caveat,
+        "selection": dataclasses.asdict(selection),
+        "data": {**queries.data, "skipped_by_engine": dict(Counter(why for _, why in result.skipped))},
+        # the settings as the run used them, then what the engine found (overlength texts, ...)
+        "engine": {**used.record(), **{k: v for k, v in result.stats.items() if not k.startswith(engine.RUN_STATS)}},
+        **tables.headline,
+    }
