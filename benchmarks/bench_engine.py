@@ -194,9 +194,7 @@ def run_engine(loaded, queries, image_dir: Path, cut: bool):
     from crepe_utils import metrics
     from crepe_utils.crepe.images import ImageIndex
     t0 = time.perf_counter()
-    res = engine.run(loaded, queries, ImageIndex(image_dir), cache_dir=None, precision=ARGS.precision,
-                     image_batch_size=ARGS.image_batch, text_batch_size=ARGS.text_batch, length_cut=cut,
-                     num_workers=ARGS.workers)
+    res = engine.run(loaded, queries, ImageIndex(image_dir), engine.RunOptions(precision=ARGS.precision, image_batch_size=ARGS.image_batch, text_batch_size=ARGS.text_batch, length_cut=cut, num_workers=ARGS.workers), cache_dir=None)
     sync()
     wall = time.perf_counter() - t0
     return wall, res, metrics.ranks_from_flat(res.scores, res.offsets)
@@ -305,7 +303,7 @@ def memory_child(data_dir: str, scale: int) -> None:
         fh.write("5")
     rss_before = _status_mib("VmRSS")
     t0 = time.perf_counter()
-    res = engine.run(loaded, qs * scale, ImageIndex(img_root), cache_dir=None, text_batch_size=1024)
+    res = engine.run(loaded, qs * scale, ImageIndex(img_root), engine.RunOptions(text_batch_size=1024), cache_dir=None)
     ranks = metrics.ranks_from_flat(res.scores, res.offsets)
     rows = 0
     for frame in per_query_frames(res, ranks):       # what writing the per-query file costs, streamed

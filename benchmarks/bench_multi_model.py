@@ -85,15 +85,15 @@ def main() -> None:
             (image_root / "done").touch()
         index = ImageIndex(image_root)
         models = make_models(tmp, ARGS.device)
-        kw = dict(cache_dir=None, image_batch_size=ARGS.image_batch, text_batch_size=ARGS.text_batch,
-                  num_workers=ARGS.workers)
-        engine.run(models["A"], queries[:8], index, **kw)                       # warm-up
+        options = engine.RunOptions(image_batch_size=ARGS.image_batch, text_batch_size=ARGS.text_batch,
+                                    num_workers=ARGS.workers)
+        engine.run(models["A"], queries[:8], index, options)                    # warm-up
         print(f"device {ARGS.device}, torch threads {torch.get_num_threads()}, workers {ARGS.workers}, "
               f"{len(queries):,} queries on {len({q.image_id for q in queries}):,} images", flush=True)
 
         def timed(loaded, shared=None):
             t0, c0 = time.perf_counter(), cpu_seconds()
-            res = engine.run(loaded, queries, index, shared=shared, **kw)
+            res = engine.run(loaded, queries, index, options, shared=shared)
             return time.perf_counter() - t0, res, cpu_seconds() - c0
 
         # Each figure is the best of --repeat rounds, each round both ways, so that a slow spell of a

@@ -173,7 +173,7 @@ def measure(loaded, queries, image_dir: Path, precision: str, workers: int) -> d
     sync(loaded.device)
     t_txt = time.perf_counter() - t0
     t0 = time.perf_counter()
-    engine.run(loaded, queries, index, cache_dir=None, precision=precision, num_workers=workers)
+    engine.run(loaded, queries, index, engine.RunOptions(precision=precision, num_workers=workers), cache_dir=None)
     sync(loaded.device)
     t_e2e = time.perf_counter() - t0
     return {"n_crops": len(items), "n_texts": len(ids), "n_queries": len(queries),
@@ -189,7 +189,7 @@ def exactness(loaded, cpu_ref, queries, image_dir: Path, tau: float, precision: 
     from crepe_utils import metrics
     from crepe_utils.crepe.images import ImageIndex
     index = ImageIndex(image_dir)
-    runs = [engine.run(loaded, queries, index, cache_dir=None, precision=precision) for _ in range(2)]
+    runs = [engine.run(loaded, queries, index, engine.RunOptions(precision=precision), cache_dir=None) for _ in range(2)]
     out = {"device_runs_bit_identical": bool(np.array_equal(runs[0].scores.view(np.uint32),
                                                             runs[1].scores.view(np.uint32)))}
     dev = metrics.ranks_from_flat(runs[0].scores, runs[0].offsets)
@@ -278,8 +278,7 @@ def main(argv=None) -> int:
                 entry["precisions"][precision] = m
             exact_queries = queries[:args.exact_queries]
             cpu_loaded = build_model(arch, workdir, "cpu") if device.type != "cpu" else loaded
-            cpu_ref = engine.run(cpu_loaded, exact_queries, ImageIndex(tmp / "images"), cache_dir=None,
-                                 precision="fp32")
+            cpu_ref = engine.run(cpu_loaded, exact_queries, ImageIndex(tmp / "images"), engine.RunOptions(precision="fp32"), cache_dir=None)
             del cpu_loaded
             for precision in args.exact_precisions:
                 if time.perf_counter() - start > args.budget_s:

@@ -26,7 +26,7 @@ need them.
 __version__ = "0.1.0"
 
 #: The Python entry points (``crepe_utils.evaluate(...)``), loaded from :mod:`crepe_utils.api` on first use.
-API = ("evaluate", "load_results", "load_winoground_results", "toy_world")
+API = ("evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "load_winoground_results", "toy_world")
 
 
 def __getattr__(name: str):

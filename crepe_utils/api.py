@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from .benchmarks import Selection
 from .errors import CrepeError
-from .evaluation import evaluate
+from .evaluation import Run, evaluate
 from .results.store import load_results
+from .settings import EvaluationSettings
 from .winoground.results import load_results as load_winoground_results
 
-__all__ = ["evaluate", "load_results", "load_winoground_results", "toy_world"]
+__all__ = ["evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "load_winoground_results",
+           "toy_world"]
 
 
 class ToyWorldError(CrepeError, RuntimeError):

@@ -89,6 +89,7 @@ def run(args) -> int:
     summary = evaluate(args.model, bench.name, run=run_of(args), settings=settings_cli.from_args(args),
                        **selection_of(args, bench))
     print_summary(summary, bench.scoring)
+    print(f"results: {summary.attrs['result_dir']}")
     return 0
 
 

@@ -81,7 +81,8 @@ def _tupled(value):
 
 def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None, selection: Selection | None = None,
              settings: EvaluationSettings | None = None, **keywords) -> pd.DataFrame:
-    """Evaluate ``model`` on ``benchmark``; write its result folder under ``run.out``; return the summary table."""
+    """Evaluate ``model`` on ``benchmark``; write its result folder under ``run.out``; return the summary table
+    (its folder in ``.attrs["result_dir"]``)."""
     t0 = time.time()
     bench = benchmarks.get(benchmark)
     run, selection, settings = _route(run, selection, settings, keywords)
@@ -96,7 +97,8 @@ def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None
     result = _scores(loaded, queries, used, run, rule.SCORE_DTYPE)
     tables = rule.evaluate(result, queries, used, loaded.spec.key)
     manifest = _manifest(bench, loaded, run, selection, queries, result, used, tables, time.time() - t0)
-    write_result(result_dir(run.out, loaded.spec.key, bench.folder(selection)), tables, manifest)
+    folder = write_result(result_dir(run.out, loaded.spec.key, bench.folder(selection)), tables, manifest)
+    tables.summary.attrs["result_dir"] = str(folder)
     return tables.summary
 
 
@@ -115,7 +117,7 @@ def _scores(loaded, queries, used: EvaluationSettings, run: Run, score_dtype):
         return loaded.model.score_queries(queries.queries, score_dtype)
     cache = paths.cache_dir(run.cache_dir) / "embeddings" if run.cache_dir is not False else None
     options = engine.RunOptions.of(used, score_dtype=score_dtype)
-    return engine.run(loaded, queries.queries, queries.images, options, cache_dir=cache, progress=run.progress,
+    return engine.run(loaded, queries.queries, queries.images(), options, cache_dir=cache, progress=run.progress,
                       shared=run.shared)
 
 

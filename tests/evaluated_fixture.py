@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
+import helpers
 from crepe_utils import reported
 
 SYST_TRAIN = {"cc12m-rn50": "cc12m", "laion400m-vit-b-32": "laion"}
@@ -27,14 +28,14 @@ def write_evaluated_results(root: Path, syst_queries: int = 100) -> Path:
                 r1 = float(pub[n]) if n in pub.index else float(pub.mean())   # n = 8 is not published: between
                 rows.append({"model": model, "benchmark": "productivity", "hn_type": hn, "complexity": n,
                              "n_queries": queries[(hn, n)], "r1": r1, "n_skipped": 0, "chance_r1": 100 / 6})
-        store.write_result(store.result_dir(root, model, "productivity"), pd.DataFrame(rows).reindex(columns=columns),
+        helpers.write_retrieval(store.result_dir(root, model, "productivity"), pd.DataFrame(rows).reindex(columns=columns),
                            per_query, {"kind": "evaluated", "engine": {"limit": None}})
     syst = reported.systematicity()
     for model, train in SYST_TRAIN.items():
         g = syst[syst["model"] == model]
         rows = [{"model": model, "benchmark": "systematicity", "train_data": train, "hn_type": r["hn_type"],
                  "split": r["split"], "n_queries": syst_queries, "r1": r["r1"], "n_skipped": 0} for r in g.to_dict("records")]
-        store.write_result(store.result_dir(root, model, "systematicity", train),
+        helpers.write_retrieval(store.result_dir(root, model, "systematicity", train),
                            pd.DataFrame(rows).reindex(columns=columns), per_query,
                            {"kind": "evaluated", "engine": {"limit": None}})
     return root

@@ -216,8 +216,7 @@ def reference_text_work(data_dir: Path, complexities=(4, 5)) -> list[tuple[int, 
     (ties by ids): the engine's text work order, computed with open_clip's own tokenizer."""
     import open_clip
 
-    from crepe_utils.crepe import evaluation
-    queries = evaluation.load_queries("productivity", data_dir, complexities=complexities).queries
+    queries = crepe_queries(data_dir, complexities=tuple(complexities)).queries
     texts = sorted({c for q in queries for c in q.candidates})
     rows = open_clip.get_tokenizer("ViT-B-32")(texts).tolist()
     ids = {tuple(t for t in row if t) for row in rows}     # 0 pads; the fixture's words never encode to it
@@ -316,3 +315,38 @@ def make_winoground(root: Path, layout: str, blobs: dict) -> Path:
 def synthetic_winoground(root: Path, layout: str = "folder") -> Path:
     """A synthetic Winoground copy (8 examples, one with identical captions, one with identical images)."""
     return make_winoground(Path(root), layout, winoground_image_blobs(Path(root).parent / f"{Path(root).name}-src"))
+
+
+# ------------------------------------------------------------------------------ engine results as tables
+
+def per_query_table(result):
+    """The whole per-query table of an engine result at once (the results writer streams it in chunks)."""
+    import pandas as pd
+    from crepe_utils import metrics
+    from crepe_utils.scoring import retrieval
+    ranks = metrics.ranks_from_flat(result.scores, result.offsets)
+    return pd.concat(list(retrieval.per_query_frames(result, ranks)), ignore_index=True)
+
+
+def retrieval_summary(result, loaded, n_boot: int = 50, tie_policy: str = "pessimistic"):
+    """The retrieval summary table of an engine result on ``loaded`` (a benchmarks.Loaded)."""
+    from crepe_utils import metrics
+    from crepe_utils.scoring import retrieval
+    ranks = metrics.ranks_from_flat(result.scores, result.offsets)
+    return retrieval.summary_table(result, loaded, ranks, tie_policy, n_boot)
+
+
+def crepe_queries(data_dir, benchmark: str = "productivity", **selection):
+    """A CREPE benchmark's queries as an evaluation reads them (benchmarks.Loaded)."""
+    from crepe_utils import benchmarks
+    return benchmarks.load(benchmark, benchmarks.Sources(data_dir), benchmarks.Selection(**selection))
+
+
+def write_retrieval(directory, summary, per_query, manifest):
+    """Write a retrieval result from its two tables (a frame or frames) through the one results writer."""
+    import pandas as pd
+    from crepe_utils.results import store
+    from crepe_utils.scoring import Tables
+    frames = [per_query] if isinstance(per_query, pd.DataFrame) else per_query
+    tables = Tables(summary, store.SUMMARY_COLUMNS, frames, store.PER_QUERY_COLUMNS, "%.6g", "%.9g")
+    return store.write_result(directory, tables, manifest)

@@ -3,7 +3,7 @@
     python kill_during_run.py SPEC.json
 
 SPEC holds ``model`` ([config, checkpoint]), ``data`` ([data dir, image dir]), ``out``, ``cache``,
-``kwargs`` (for ``evaluation.evaluate``), ``kill`` (where, or null to run to the end), ``at`` (the
+``kwargs`` (for ``crepe_utils.evaluate``), ``kill`` (where, or null to run to the end), ``at`` (the
 how-many-th event kills) and optionally ``barrier`` (a file to wait for before starting, so that
 two processes start together). The kill points are wrappers installed here, from outside the
 library:
@@ -43,7 +43,7 @@ def install(kill: str, at: int, loaded, out: Path) -> None:
 
     from crepe_utils import atomic
     from crepe_utils.engine import core as engine
-    from crepe_utils.crepe import evaluation
+    from crepe_utils.scoring import retrieval
 
     tick = counter(at)
     if kill == "images":
@@ -63,14 +63,14 @@ def install(kill: str, at: int, loaded, out: Path) -> None:
                 die()
         engine.np.savez = savez  # the engine calls np.savez through the numpy module
     elif kill == "write":
-        real_frames = evaluation.per_query_frames
+        real_frames = retrieval.per_query_frames
 
-        def frames(result, ranks=None, chunk=evaluation.PER_QUERY_CHUNK):
+        def frames(result, ranks, chunk=retrieval.PER_QUERY_CHUNK):
             for i, frame in enumerate(real_frames(result, ranks, chunk=10)):
                 if i == at:
                     die()
                 yield frame
-        evaluation.per_query_frames = frames
+        retrieval.per_query_frames = frames
     elif kill == "publish":
         real_rename = os.rename
 
@@ -85,7 +85,7 @@ def install(kill: str, at: int, loaded, out: Path) -> None:
 
 def main() -> None:
     spec = json.loads(Path(sys.argv[1]).read_text())
-    from crepe_utils.crepe import evaluation
+    from crepe_utils.evaluation import evaluate
     from crepe_utils.models import load_model
 
     cfg, ckpt = spec["model"]
@@ -99,9 +99,7 @@ def main() -> None:
     if spec.get("barrier"):
         while not Path(spec["barrier"]).exists():
             time.sleep(0.01)
-    evaluation.evaluate(Path(cfg).stem, ckpt, cfg, benchmark="productivity", data_dir=data_dir, image_dir=image_dir,
-                        out=str(out), cache_dir=spec["cache"], kind="fixture", device="cpu", progress=False,
-                        loaded=loaded, **kwargs)
+    evaluate(loaded, "productivity", model_config=cfg, pretrained=ckpt, data_dir=data_dir, image_dir=image_dir, out=str(out), cache_dir=spec["cache"], kind="fixture", device="cpu", progress=False, **kwargs)
 
 
 if __name__ == "__main__":

@@ -13,14 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_entry_points_are_the_functions_that_do_the_work():
-    from crepe_utils.crepe import evaluation
+    from crepe_utils import benchmarks, evaluation, settings
     from crepe_utils.results import store as results
-    from crepe_utils.winoground import cli as wcli
     from crepe_utils.winoground import results as wresults
     assert crepe_utils.evaluate is evaluation.evaluate
     assert crepe_utils.load_results is results.load_results
-    assert crepe_utils.evaluate_winoground is wcli.evaluate_to_folder
     assert crepe_utils.load_winoground_results is wresults.load_results
+    assert (crepe_utils.Run, crepe_utils.Selection, crepe_utils.EvaluationSettings) == (
+        evaluation.Run, benchmarks.Selection, settings.EvaluationSettings)
     assert callable(crepe_utils.toy_world)
     from crepe_utils import evaluate, toy_world  # noqa: F401 - `from crepe_utils import …` works too
     assert set(crepe_utils.API) <= set(dir(crepe_utils))

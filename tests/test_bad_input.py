@@ -13,7 +13,8 @@ import pytest
 
 import helpers
 from crepe_utils import cli
-from crepe_utils.crepe import evaluation, validation
+from crepe_utils.evaluation import evaluate
+from crepe_utils.crepe import validation
 from crepe_utils.errors import CrepeError, DataError, ModelError
 
 FILE = "prod_vg_hard_negs_atom_complexity_4.csv"
@@ -47,9 +48,9 @@ def _evaluate(tiny_model, root, out, **kw):
     cfg, ckpt = tiny_model
     data_dir, image_dir = root
     kw = {"pretrained": str(ckpt), "model_config": str(cfg), **kw}
-    return evaluation.evaluate(cfg.stem, kw.pop("pretrained"), kw.pop("model_config"), benchmark="productivity",
-                               hn_types=["atom"], complexities=(4,), data_dir=data_dir, image_dir=image_dir,
-                               out=out, cache_dir=False, kind="fixture", device="cpu", progress=False, n_boot=20, **kw)
+    model = kw.pop("loaded", cfg.stem)
+    return evaluate(model, "productivity", hn_types=["atom"], complexities=(4,), data_dir=data_dir, image_dir=image_dir,
+                    out=out, cache_dir=False, kind="fixture", device="cpu", progress=False, n_boot=20, **kw)
 
 
 def _refused(tiny_model, root, tmp_path, error=DataError, **kw) -> str:

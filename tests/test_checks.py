@@ -253,15 +253,12 @@ def test_run_all_on_files_that_are_not_the_release_fails_their_checksums(synthet
 
 def test_completeness_is_read_from_what_evaluate_writes(tiny_model, synthetic_root, tmp_path):
     """End to end: a --limit run and a full run of the engine, compared against a table of their own R@1."""
-    from crepe_utils.crepe import evaluation
+    from crepe_utils.evaluation import evaluate
     from crepe_utils.results import store as results
     cfg, ckpt = tiny_model
     data_dir, image_dir = synthetic_root
     for name, limit in (("full", None), ("smoke", 2)):
-        evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(4,),
-                            hn_types=("atom",), data_dir=data_dir, image_dir=image_dir, out=tmp_path / name,
-                            cache_dir=False, kind="evaluated", device="cpu", progress=False, n_boot=50, limit=limit,
-                            all_negatives=False)
+        evaluate(cfg.stem, "productivity", model_config=str(cfg), pretrained=str(ckpt), complexities=(4,), hn_types=("atom",), data_dir=data_dir, image_dir=image_dir, out=tmp_path / name, cache_dir=False, kind="evaluated", device="cpu", progress=False, n_boot=50, limit=limit, all_negatives=False)
     rows_per_file = 6                                          # helpers.synthetic_crepe_root's rows_per_file
     expected = {("atom", 4): rows_per_file}
     for name, status, detail in (("full", PASS, "difference +0.00"), ("smoke", NEEDS, "run with --limit 2")):

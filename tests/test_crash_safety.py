@@ -21,7 +21,8 @@ import helpers
 from crepe_utils import atomic
 from crepe_utils.engine import embedding_cache
 from crepe_utils.engine import core as engine
-from crepe_utils.crepe import evaluation
+from crepe_utils.engine.core import RunOptions
+from crepe_utils.evaluation import evaluate
 from crepe_utils.results import store as results
 
 HERE = Path(__file__).resolve().parent
@@ -41,9 +42,7 @@ def _evaluate(tiny_model, root, out, cache, **overrides):
     cfg, ckpt = tiny_model
     data_dir, image_dir = root
     kwargs = {**SETTINGS, **overrides}
-    return evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", data_dir=data_dir,
-                               image_dir=image_dir, out=out, cache_dir=cache, kind="fixture", device="cpu",
-                               progress=False, **kwargs)
+    return evaluate(cfg.stem, "productivity", model_config=str(cfg), pretrained=str(ckpt), data_dir=data_dir, image_dir=image_dir, out=out, cache_dir=cache, kind="fixture", device="cpu", progress=False, **kwargs)
 
 
 def _spawn(tmp_path, tiny_model, root, out, cache, kill=None, at=1, barrier=None, name="spec", **overrides):
@@ -221,10 +220,10 @@ def test_shard_size_and_workers_do_not_change_bytes(loaded_tiny, crash_root, tmp
     qs = D.load_productivity(crash_root[0], complexities=(4, 5)).queries
     index = ImageIndex(crash_root[1])
     kw = dict(image_batch_size=2, text_batch_size=16)
-    first = engine.run(loaded_tiny, qs, index, cache_dir=tmp_path / "c", shard_batches=2, **kw)
-    again = engine.run(loaded_tiny, qs, index, cache_dir=tmp_path / "c", shard_batches=5, num_workers=2, **kw)
+    first = engine.run(loaded_tiny, qs, index, RunOptions(shard_batches=2, **kw), cache_dir=tmp_path / "c")
+    again = engine.run(loaded_tiny, qs, index, RunOptions(shard_batches=5, num_workers=2, **kw), cache_dir=tmp_path / "c")
     assert again.stats["run_n_crops_encoded"] == again.stats["run_n_texts_encoded"] == 0
-    plain = engine.run(loaded_tiny, qs, index, cache_dir=None, shard_batches=7, num_workers=2, **kw)
+    plain = engine.run(loaded_tiny, qs, index, RunOptions(shard_batches=7, num_workers=2, **kw), cache_dir=None)
     assert plain.stats["run_n_crops_encoded"] == first.stats["n_distinct_crops"]
     assert np.array_equal(first.scores, plain.scores) and np.array_equal(again.scores, plain.scores)
 
@@ -257,11 +256,11 @@ def test_crops_beside_workers_are_encoded_with_the_cores_they_leave(loaded_tiny,
     monkeypatch.setattr(loaded_tiny.model, "encode_image", spying)
     monkeypatch.setattr(engine, "encode_token_ids", spying_texts)
     try:
-        alone = engine.run(loaded_tiny, qs, index, image_batch_size=2)
+        alone = engine.run(loaded_tiny, qs, index, RunOptions(image_batch_size=2))
         assert seen and set(seen) == {2} and set(seen_texts) == {2} and "image_encoding_threads" not in alone.stats
         seen.clear()
         seen_texts.clear()
-        pooled = engine.run(loaded_tiny, qs, index, image_batch_size=2, num_workers=2)
+        pooled = engine.run(loaded_tiny, qs, index, RunOptions(image_batch_size=2, num_workers=2))
         assert seen and set(seen) == {1} and torch.get_num_threads() == 2
         assert seen_texts and set(seen_texts) == {2}           # in the text thread, set for itself
         assert pooled.stats["image_encoding_threads"] == 1

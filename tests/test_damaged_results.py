@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import helpers
 from crepe_utils.analysis import tables
 from crepe_utils.results import store
 from crepe_utils.winoground import results as wr
@@ -117,7 +118,7 @@ def _systematicity_with_queries(root, model, n=40):
                             "split": split, "n_queries": n, "r1": 100.0, "n_skipped": 0})
             per_query += [{"query_id": f"{hn}{split}{i}", "benchmark": "systematicity", "hn_type": hn,
                            "split": split, "rank": 1, "rank_optimistic": 1} for i in range(n)]
-    return store.write_result(store.result_dir(root, model, "systematicity", "laion"),
+    return helpers.write_retrieval(store.result_dir(root, model, "systematicity", "laion"),
                               pd.DataFrame(summary).reindex(columns=store.SUMMARY_COLUMNS),
                               pd.DataFrame(per_query).reindex(columns=store.PER_QUERY_COLUMNS),
                               {"kind": "fixture", "engine": {"limit": None}})
@@ -139,16 +140,16 @@ def test_winoground_readers_name_a_damaged_file(tmp_path):
     row = {c: 1.0 for c in SUMMARY_COLUMNS} | {"breakdown": "all", "subset": "all", "metric": "text"}
     for model in ("good", "bad"):
         folder = tmp_path / model / "winoground"
-        store.write_folder(folder, {"kind": "fixture", "model": {"key": model}}, lambda tmp: (
-            pd.DataFrame([row]).to_csv(tmp / wr.SUMMARY_FILE, index=False),
-            (tmp / wr.PER_EXAMPLE_FILE).write_bytes(BINARY)), wr.MANIFEST_FILE)
-    (tmp_path / "bad" / "winoground" / wr.SUMMARY_FILE).write_bytes(BINARY)
-    with pytest.warns(store.UnreadableResultWarning, match=str(tmp_path / "bad" / "winoground" / wr.SUMMARY_FILE)):
+        store.write_folder(folder, {"kind": "fixture", "scoring": "winoground", "model": {"key": model}}, lambda tmp: (
+            pd.DataFrame([row]).to_csv(tmp / store.SUMMARY, index=False),
+            (tmp / store.PER_QUERY).write_bytes(BINARY)))
+    (tmp_path / "bad" / "winoground" / store.SUMMARY).write_bytes(BINARY)
+    with pytest.warns(store.UnreadableResultWarning, match=str(tmp_path / "bad" / "winoground" / store.SUMMARY)):
         assert wr.load_results(tmp_path)["model"].tolist() == ["good"]
-    with pytest.raises(store.ResultsError, match=wr.PER_EXAMPLE_FILE):
+    with pytest.raises(store.ResultsError, match=store.PER_QUERY):
         wr.load_per_example(tmp_path / "good" / "winoground")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         wr.verify_per_example(tmp_path)
     assert sorted(str(w.message).split(" ")[0] for w in caught) == [
-        str(tmp_path / m / "winoground" / wr.PER_EXAMPLE_FILE) for m in ("bad", "good")]
+        str(tmp_path / m / "winoground" / store.PER_QUERY) for m in ("bad", "good")]

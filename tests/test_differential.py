@@ -23,9 +23,10 @@ import pytest
 
 import helpers
 from crepe_utils.engine import core as engine
-from crepe_utils.crepe import evaluation
+from crepe_utils.engine.core import RunOptions
 from crepe_utils import metrics
 from crepe_utils.crepe.images import ImageIndex
+from crepe_utils.evaluation import evaluate
 
 SCORE_TOL = 1e-5          # |engine − reference| for fp32 cosine scores in [-1, 1]
 HN_TYPES = ("atom", "swap", "negate")
@@ -149,7 +150,7 @@ def differential(differential_root, loaded_tiny):
 
 
 def _queries(data_dir, **kw):
-    return evaluation.load_queries("productivity", data_dir, complexities=(4, 5), **kw).queries
+    return helpers.crepe_queries(data_dir, complexities=(4, 5), **kw).queries
 
 
 # ------------------------------------------------------------------ the tests
@@ -169,16 +170,16 @@ def test_scores_and_ranks_equal_the_reference(differential, loaded_tiny):
     res = engine.run(loaded_tiny, _queries(data_dir), ImageIndex(image_dir), cache_dir=None)
     worst = assert_engine_equals_reference(res, ref)
     assert worst < SCORE_TOL                                 # and the scores are cosines, not a transform of them
-    table = evaluation.per_query_table(res).set_index("query_id")
+    table = helpers.per_query_table(res).set_index("query_id")
     for qid, (scores, *_rest) in ref.items():
         assert [float(v) for v in table.loc[qid, "scores"].split()] == pytest.approx(scores, abs=SCORE_TOL)
 
 
 def test_summary_recall_equals_the_reference(differential, loaded_tiny):
     data_dir, image_dir, raw, ref = differential
-    qs = evaluation.load_queries("productivity", data_dir, complexities=(4, 5))
+    qs = helpers.crepe_queries(data_dir, complexities=(4, 5))
     res = engine.run(loaded_tiny, qs.queries, ImageIndex(image_dir), cache_dir=None)
-    summary = evaluation.summarize(res, qs, n_boot=50).set_index(["hn_type", "complexity"])
+    summary = helpers.retrieval_summary(res, qs, n_boot=50).set_index(["hn_type", "complexity"])
     for (hn, n), group in _group(raw).items():
         hits = [ref[qid][1] == 1 for qid in group]
         assert summary.loc[(hn, n), "n_queries"] == len(group)
@@ -195,8 +196,7 @@ def _group(raw):
 
 def test_image_workers_give_the_same_result(differential, loaded_tiny):
     data_dir, image_dir, raw, ref = differential
-    res = engine.run(loaded_tiny, _queries(data_dir), ImageIndex(image_dir), cache_dir=None, num_workers=2,
-                     image_batch_size=4)
+    res = engine.run(loaded_tiny, _queries(data_dir), ImageIndex(image_dir), RunOptions(num_workers=2, image_batch_size=4), cache_dir=None)
     assert_engine_equals_reference(res, ref)
 
 
@@ -220,7 +220,7 @@ def test_overlong_caption_under_each_truncation(differential, loaded_tiny, trunc
     sub = {qid: raw[qid] for qid in long_ids}
     ref = reference_scores(loaded_tiny, sub, image_dir, truncation)
     qs = [q for q in _queries(data_dir) if q.query_id in long_ids]
-    res = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=None, truncation=truncation)
+    res = engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(truncation=truncation), cache_dir=None)
     assert_engine_equals_reference(res, ref)
     assert res.stats["n_overlength_texts"] == 1 and res.truncated.tolist() == [1, 1]
     other = reference_scores(loaded_tiny, sub, image_dir, "official" if truncation == "keep_eot" else "keep_eot")
@@ -233,9 +233,7 @@ def test_overlong_caption_under_truncation_error(differential, loaded_tiny, tiny
     cfg, ckpt = tiny_model
     with pytest.raises(DataError, match=r"(?s)1 caption\(s\) exceed the context length of 77.*"
                                         r"prod_vg_hard_negs_atom_complexity_5.csv:6: 'a small red dog"):
-        evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(5,),
-                            hn_types=["atom"], data_dir=data_dir, image_dir=image_dir, out=tmp_path / "out",
-                            cache_dir=False, kind="fixture", device="cpu", progress=False, truncation="error")
+        evaluate(cfg.stem, "productivity", model_config=str(cfg), pretrained=str(ckpt), complexities=(5,), hn_types=["atom"], data_dir=data_dir, image_dir=image_dir, out=tmp_path / "out", cache_dir=False, kind="fixture", device="cpu", progress=False, truncation="error")
     assert not (tmp_path / "out").exists()
 
 
@@ -268,7 +266,7 @@ BF16_TOL = 0.01   # |bf16 − fp32| of cosine scores: bf16 keeps 8 significant b
 
 def test_bf16_ranks_equal_fp32_except_within_its_tolerance(differential, loaded_tiny):
     data_dir, image_dir, raw, ref = differential
-    res = engine.run(loaded_tiny, _queries(data_dir), ImageIndex(image_dir), cache_dir=None, precision="bf16")
+    res = engine.run(loaded_tiny, _queries(data_dir), ImageIndex(image_dir), RunOptions(precision="bf16"), cache_dir=None)
     index = {q.query_id: i for i, q in enumerate(res.queries)}
     moved, decided = 0, 0
     for qid, (scores, *_rest) in ref.items():
@@ -292,7 +290,7 @@ def test_fp32_is_strict_ieee_on_every_backend_and_recorded(differential, loaded_
     before = flags()
     qs = _queries(data_dir)[:2]
     for precision, gpu in (("fp32", "ieee"), ("bf16", "ieee"), ("tf32", "tf32")):
-        res = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=None, precision=precision)
+        res = engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(precision=precision), cache_dir=None)
         recorded = res.stats["fp32_precision"]
         assert recorded["cuda.matmul"] == recorded["cudnn.conv"] == recorded["cudnn.rnn"] == gpu
         assert recorded["mkldnn.matmul"] == recorded["mkldnn.conv"] == "ieee"
@@ -343,11 +341,9 @@ def test_each_family_equals_the_reference_in_its_official_truncation(differentia
     ref = reference_scores(loaded, raw, image_dir, loaded.spec.truncation, rows)
     assert _near_ties(ref) == 0
     qs = _queries(data_dir)
-    res = engine.run(loaded, qs, ImageIndex(image_dir), cache_dir=tmp_path, truncation=loaded.spec.truncation,
-                     image_batch_size=8, text_batch_size=16)
+    res = engine.run(loaded, qs, ImageIndex(image_dir), RunOptions(truncation=loaded.spec.truncation, image_batch_size=8, text_batch_size=16), cache_dir=tmp_path)
     assert_engine_equals_reference(res, ref)
-    cached = engine.run(loaded, qs, ImageIndex(image_dir), cache_dir=tmp_path, truncation=loaded.spec.truncation,
-                        image_batch_size=8, text_batch_size=16)   # the batch size is part of the cache key
+    cached = engine.run(loaded, qs, ImageIndex(image_dir), RunOptions(truncation=loaded.spec.truncation, image_batch_size=8, text_batch_size=16), cache_dir=tmp_path)   # the batch size is part of the cache key
     assert cached.stats["run_n_crops_encoded"] == cached.stats["run_n_texts_encoded"] == 0
     assert np.array_equal(cached.scores, res.scores)
     assert res.stats["length_cut"] is True

@@ -12,9 +12,10 @@ from crepe_utils.crepe import queries as D
 from crepe_utils.engine import encoders
 from crepe_utils.engine import tokenizing
 from crepe_utils.engine import core as engine
-from crepe_utils.crepe import evaluation
+from crepe_utils.engine.core import RunOptions
 from crepe_utils.results import store as results
 from crepe_utils.crepe.images import ImageIndex
+from crepe_utils.evaluation import evaluate
 
 
 def naive_ranks(loaded, queries, image_dir):
@@ -53,7 +54,7 @@ def test_engine_ranks_equal_naive_reference(loaded_tiny, synthetic_root):
         D.load_systematicity(data_dir, "laion").queries
     res = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=None)
     ref = naive_ranks(loaded_tiny, res.queries, image_dir)
-    table = evaluation.per_query_table(res)
+    table = helpers.per_query_table(res)
     assert len(table) == len(qs) == len(ref)
     assert table["rank"].tolist() == [r[1] for r in ref]
     assert table["rank_optimistic"].tolist() == [r[2] for r in ref]
@@ -94,7 +95,7 @@ def test_exact_ties_are_explicit(loaded_tiny, synthetic_root):
     q0 = D.load_productivity(data_dir, ["atom"], [4]).queries[0]
     qs = _tie_queries(q0.image_id, q0.box)
     res = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=None)
-    table = evaluation.per_query_table(res).set_index("query_id")
+    table = helpers.per_query_table(res).set_index("query_id")
     for qid in ("t:2", "t:3"):
         row = table.loc[qid]
         assert row["n_ties"] == 1
@@ -108,10 +109,10 @@ def test_exact_ties_are_explicit(loaded_tiny, synthetic_root):
 def test_length_cut_keeps_every_rank(loaded_tiny, synthetic_root):
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
-    cut = engine.run(loaded_tiny, qs, ImageIndex(image_dir), length_cut=True)
-    full = engine.run(loaded_tiny, qs, ImageIndex(image_dir), length_cut=False)
+    cut = engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(length_cut=True))
+    full = engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(length_cut=False))
     assert cut.stats["length_cut"] and not full.stats["length_cut"]
-    a, b = evaluation.per_query_table(cut), evaluation.per_query_table(full)
+    a, b = helpers.per_query_table(cut), helpers.per_query_table(full)
     assert a["rank"].tolist() == b["rank"].tolist()
     texts = sorted({c for q in qs for c in q.candidates})
     ea = encoders.encode_texts(loaded_tiny, texts, length_cut=True)
@@ -168,7 +169,7 @@ def test_missing_and_unreadable_images(loaded_tiny, synthetic_root, tmp_path):
     next(images.rglob(f"{victim}.jpg")).unlink()
     with pytest.raises(D.DataError, match=f"missing.*{victim}"):
         engine.run(loaded_tiny, qs, ImageIndex(images))
-    res = engine.run(loaded_tiny, qs, ImageIndex(images), skip_missing_images=True)
+    res = engine.run(loaded_tiny, qs, ImageIndex(images), RunOptions(skip_missing_images=True))
     n_victim = sum(q.image_id == victim for q in qs)
     assert len(res.queries) == len(qs) - n_victim and len(res.skipped) == n_victim
     # an unreadable file
@@ -176,7 +177,7 @@ def test_missing_and_unreadable_images(loaded_tiny, synthetic_root, tmp_path):
     next(images.rglob(f"{other}.jpg")).write_bytes(b"not a jpeg")
     with pytest.raises(D.DataError, match="could not be read"):
         engine.run(loaded_tiny, [q for q in qs if q.image_id != victim], ImageIndex(images))
-    res = engine.run(loaded_tiny, qs, ImageIndex(images), skip_missing_images=True)
+    res = engine.run(loaded_tiny, qs, ImageIndex(images), RunOptions(skip_missing_images=True))
     assert {why for _, why in res.skipped} == {"missing image", "unreadable image"}
 
 
@@ -186,9 +187,7 @@ _files = helpers.result_files
 def _evaluate(tiny_model, synthetic_root, out, cache, **kw):
     cfg, ckpt = tiny_model
     data_dir, image_dir = synthetic_root
-    return evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(4, 5),
-                               data_dir=data_dir, image_dir=image_dir, out=out, cache_dir=cache, kind="fixture",
-                               device="cpu", progress=False, n_boot=200, **kw)
+    return evaluate(cfg.stem, "productivity", model_config=str(cfg), pretrained=str(ckpt), complexities=(4, 5), data_dir=data_dir, image_dir=image_dir, out=out, cache_dir=cache, kind="fixture", device="cpu", progress=False, n_boot=200, **kw)
 
 
 def test_cpu_fp32_runs_are_identical(tiny_model, synthetic_root, tmp_path):
@@ -255,12 +254,12 @@ def test_results_folder_round_trip(tiny_model, synthetic_root, tmp_path):
 def test_precision_options_run_on_cpu(loaded_tiny, synthetic_root):
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, ["atom"], [4]).queries
-    fp32 = evaluation.per_query_table(engine.run(loaded_tiny, qs, ImageIndex(image_dir), precision="fp32"))
-    bf16 = evaluation.per_query_table(engine.run(loaded_tiny, qs, ImageIndex(image_dir), precision="bf16"))
+    fp32 = helpers.per_query_table(engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(precision="fp32")))
+    bf16 = helpers.per_query_table(engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(precision="bf16")))
     assert len(fp32) == len(bf16)
     assert not np.allclose(fp32["score_positive"], bf16["score_positive"], atol=0, rtol=0)  # bf16 really ran
     with pytest.raises(ValueError, match="precision"):
-        engine.run(loaded_tiny, qs, ImageIndex(image_dir), precision="fp8")
+        engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(precision="fp8"))
 
 
 def test_evaluate_command_line(tiny_model, synthetic_root, tmp_path, capsys):
@@ -323,7 +322,7 @@ def test_flat_scoring_equals_a_loop_over_queries(tmp_path):
 
     def stacked(table):
         return lambda keys: np.stack([table[k] for k in keys])
-    scores, offsets, truncated = engine._scores(layout, keep, plan, stacked(text_emb), stacked(crop_emb))
+    scores, offsets, truncated = engine._scores(layout, keep, plan, stacked(text_emb), stacked(crop_emb), np.float32)
     kept = [q for q, k in zip(layout.kept, keep) if k]
     assert len(offsets) == len(kept) + 1
     for i, q in enumerate(kept):

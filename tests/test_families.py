@@ -390,12 +390,10 @@ def test_albef_results_carry_the_visual_genome_caveat_to_manifest_and_tables(loa
     import json
 
     from crepe_utils.analysis import tables as analysis
-    from crepe_utils.crepe import evaluation
+    from crepe_utils.evaluation import evaluate
     from crepe_utils.results import store as results
     data_dir, image_dir = synthetic_root
-    evaluation.evaluate("albef-14m", benchmark="productivity", loaded=loaded_albef, data_dir=data_dir,
-                        image_dir=image_dir, out=tmp_path, complexities=(4,), hn_types=["atom"], cache_dir=False,
-                        progress=False, n_boot=10, limit=3)
+    evaluate(loaded_albef, "productivity", data_dir=data_dir, image_dir=image_dir, out=tmp_path, complexities=(4,), hn_types=["atom"], cache_dir=False, progress=False, n_boot=10, limit=3)
     manifest = json.loads(next(tmp_path.rglob("manifest.json")).read_text())
     assert "Visual Genome" in manifest["caveat"] and manifest["model"]["family"] == "albef"
     assert manifest["engine"]["truncation"] == "keep_eot" and manifest["model"]["libraries"]["transformers"]

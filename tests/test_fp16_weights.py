@@ -14,7 +14,7 @@ import family_fixtures  # noqa: E402
 
 from crepe_utils.engine import embedding_cache
 from crepe_utils.engine import precisions
-from crepe_utils.crepe import evaluation  # noqa: E402
+from crepe_utils.evaluation import evaluate
 from crepe_utils.errors import ModelError  # noqa: E402
 from crepe_utils.models import load_model  # noqa: E402
 from crepe_utils.models.openclip import convert_to_fp16_weights  # noqa: E402
@@ -98,9 +98,9 @@ def test_other_models_are_refused():
 def _run(tiny_model, synthetic_root, out, precision, **kw):
     cfg, ckpt = tiny_model
     data_dir, image_dir = synthetic_root
-    return evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(4,),
-                               data_dir=data_dir, image_dir=image_dir, out=out, cache_dir=False, kind="fixture",
-                               device="cpu", progress=False, n_boot=50, precision=precision, **kw)
+    return evaluate(kw.pop("loaded", cfg.stem), "productivity", model_config=str(cfg), pretrained=str(ckpt),
+                    complexities=(4,), data_dir=data_dir, image_dir=image_dir, out=out, cache_dir=False, kind="fixture",
+                    device="cpu", progress=False, n_boot=50, precision=precision, **kw)
 
 
 def test_evaluate_records_fp16_weights(tiny_model, synthetic_root, tmp_path):

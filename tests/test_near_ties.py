@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import helpers
 from crepe_utils import metrics
 
 
@@ -34,11 +35,10 @@ def test_near_ties_against_a_plain_loop():
 def test_summary_counts_near_ties(loaded_tiny, synthetic_root):
     from crepe_utils.crepe import queries as D
     from crepe_utils.engine import core as engine
-    from crepe_utils.crepe import evaluation
     from crepe_utils.crepe.images import ImageIndex
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, ["atom"], [4])
     res = engine.run(loaded_tiny, qs.queries, ImageIndex(image_dir), cache_dir=None)
     res.scores[res.offsets[0] + 1] = res.scores[res.offsets[0]] + np.float32(1e-5)   # make query 0 a near-tie
-    summary = evaluation.summarize(res, qs, n_boot=10)
+    summary = helpers.retrieval_summary(res, qs, n_boot=10)
     assert summary["n_near_tie_queries"].tolist() == [1]

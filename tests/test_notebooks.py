@@ -14,7 +14,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from crepe_utils.crepe import evaluation
+from crepe_utils.evaluation import evaluate
 from crepe_utils.notebooks import execute
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,8 +120,8 @@ def fixture_results(tmp_path_factory, tiny_model, synthetic_root):
     out = tmp_path_factory.mktemp("fixture-results")
     common = dict(data_dir=data_dir, image_dir=image_dir, out=out, kind="fixture", label="synthetic fixture",
                   cache_dir=False, device="cpu", progress=False, n_boot=200)
-    evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(4, 5), **common)
-    evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="systematicity", train_data="laion", **common)
+    evaluate(cfg.stem, "productivity", model_config=str(cfg), pretrained=str(ckpt), complexities=(4, 5), **common)
+    evaluate(cfg.stem, "systematicity", model_config=str(cfg), pretrained=str(ckpt), train_data="laion", **common)
     return out
 
 
@@ -166,13 +166,10 @@ def test_productivity_notebook_draws_evaluated_curves(fixture_results, tmp_path)
 
 
 def test_winoground_notebook_shows_evaluated_scores_and_cross_benchmark(fixture_results, tiny_model, tmp_path):
-    from test_winoground import _image_blobs, make_winoground
-
-    from crepe_utils import winoground
     cfg, ckpt = tiny_model
-    data_dir = make_winoground(tmp_path / "wg", "folder", _image_blobs(tmp_path))
-    winoground.evaluate_to_folder(cfg.stem, str(ckpt), str(cfg), out=fixture_results, data_dir=data_dir,
-                                  why_hard="none", device="cpu", n_boot=200, kind="fixture")
+    data_dir = helpers.synthetic_winoground(tmp_path / "wg")
+    evaluate(cfg.stem, "winoground", pretrained=str(ckpt), model_config=str(cfg), out=fixture_results,
+             data_dir=data_dir, why_hard="none", device="cpu", n_boot=200, kind="fixture", progress=False)
     figures, tables, nb = _run("05_winoground", tmp_path, results_dir=str(fixture_results),
                                winoground_dir=str(data_dir), output_prefix="fx_")
     assert not _errors(nb)

@@ -1,4 +1,4 @@
-"""CREPE and Winoground results share one provenance writer and one results store."""
+"""Every benchmark's results share one provenance writer and one results store."""
 from __future__ import annotations
 
 import json
@@ -6,34 +6,31 @@ import json
 import pandas as pd
 import pytest
 
-from crepe_utils import winoground
-from crepe_utils.crepe import evaluation
+from crepe_utils.evaluation import evaluate
 from crepe_utils.errors import CrepeError
 from crepe_utils.results import store
 from crepe_utils.winoground import results as wr
 
 #: Written out by hand: the top-level sections of each benchmark's manifest.
-CREPE_SECTIONS = {"schema_version", "kind", "label", "benchmark", "caveat", "model", "data", "engine",
-                  "environment", "run"}
-WINOGROUND_SECTIONS = {"schema_version", "kind", "label", "benchmark", "model", "data", "engine", "scores",
-                       "ties", "tie_rule", "environment", "run"}
+COMMON = {"schema_version", "kind", "label", "benchmark", "scoring", "caveat", "selection", "model", "data", "engine",
+          "environment", "run"}
+CREPE_SECTIONS = COMMON
+WINOGROUND_SECTIONS = COMMON | {"scores", "ties", "tie_rule", "n_examples_skipped"}
 
 
 @pytest.fixture(scope="module")
 def both_manifests(tiny_model, synthetic_root, tmp_path_factory):
-    from test_winoground import _image_blobs, make_winoground
+    from helpers import synthetic_winoground
 
     cfg, ckpt = tiny_model
     data_dir, image_dir = synthetic_root
     out = tmp_path_factory.mktemp("both")
-    evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(4,),
-                        data_dir=data_dir, image_dir=image_dir, out=out, cache_dir=False, kind="fixture",
-                        label="same label", device="cpu", progress=False, n_boot=20)
-    wg = make_winoground(tmp_path_factory.mktemp("wg"), "folder", _image_blobs(tmp_path_factory.mktemp("blobs")))
-    folder, _ = winoground.evaluate_to_folder(cfg.stem, str(ckpt), str(cfg), out=out, data_dir=wg, why_hard="none",
-                                              device="cpu", n_boot=20, kind="fixture", label="same label")
-    [crepe] = out.rglob("manifest.json")
-    return out, json.loads(crepe.read_text()), wr.load_manifest(folder)
+    crepe = evaluate(cfg.stem, "productivity", model_config=str(cfg), pretrained=str(ckpt), complexities=(4,), data_dir=data_dir, image_dir=image_dir, out=out, cache_dir=False, kind="fixture", label="same label", device="cpu", progress=False, n_boot=20)
+    wg = synthetic_winoground(tmp_path_factory.mktemp("wg") / "copy")
+    summary = evaluate(cfg.stem, "winoground", model_config=str(cfg), pretrained=str(ckpt), data_dir=wg, out=out,
+                       why_hard="none", device="cpu", n_boot=20, kind="fixture", label="same label", cache_dir=False,
+                       progress=False)
+    return out, store.load_manifest(crepe.attrs["result_dir"]), wr.load_manifest(summary.attrs["result_dir"])
 
 
 def test_crepe_and_winoground_manifests_share_the_common_sections(both_manifests):
@@ -42,12 +39,13 @@ def test_crepe_and_winoground_manifests_share_the_common_sections(both_manifests
     assert (crepe["kind"], crepe["label"], crepe["schema_version"]) == (wino["kind"], wino["label"],
                                                                        wino["schema_version"]) == ("fixture",
                                                                                                    "same label", 1)
-    assert (crepe["benchmark"], wino["benchmark"]) == ("productivity", "winoground")
+    assert (crepe["benchmark"], wino["benchmark"]) == ("crepe-productivity", "winoground")
+    assert (crepe["scoring"], wino["scoring"]) == ("retrieval", "winoground")
     assert crepe["model"] == wino["model"]                           # the same model, recorded the same way
     assert crepe["environment"].keys() == wino["environment"].keys()
     assert crepe["environment"]["packages"] == wino["environment"]["packages"]
     # the run section: when, how long, where, then each benchmark's own timings and cache use
-    for manifest, own in ((crepe, "run_n_texts_encoded"), (wino, "seconds_images")):
+    for manifest, own in ((crepe, "run_n_texts_encoded"), (wino, "seconds_images")):     # one engine
         assert {"created", "seconds", "host", own} <= set(manifest["run"])
     assert not any(k.startswith(("seconds", "run_")) for k in {**crepe["engine"], **wino["engine"]})
 
@@ -58,10 +56,6 @@ def test_one_results_folder_holds_both_and_each_reader_reads_its_own(both_manife
     wino = wr.load_results(out)
     assert set(crepe["benchmark"]) == {"productivity"} and set(crepe["label"]) == {"same label"}
     assert set(wino["kind"]) == {"fixture"} and len(wino) > 3 and wino["result_dir"].str.endswith("winoground").all()
-
-
-def _manifest_paths(root):
-    return [*root.rglob(store.MANIFEST), *root.rglob(wr.MANIFEST_FILE)]
 
 
 @pytest.mark.parametrize("content, message", [
@@ -75,19 +69,21 @@ def test_both_readers_leave_out_a_damaged_or_newer_manifest_naming_it(both_manif
     out, _, _ = both_manifests
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
-    for path in _manifest_paths(copy):
+    paths = sorted(copy.rglob(store.MANIFEST))
+    assert len(paths) == 2
+    for path in paths:
         path.write_bytes(content)
-    for read, load_one, name in ((store.load_results, store.load_manifest, store.MANIFEST),
-                                 (wr.load_results, wr.load_manifest, wr.MANIFEST_FILE)):
-        [path] = copy.rglob(name)
+    # a damaged manifest cannot say which benchmark it holds: each reader leaves both out, naming each once
+    for read, load_one in ((store.load_results, store.load_manifest), (wr.load_results, wr.load_manifest)):
         with pytest.warns(store.UnreadableResultWarning) as caught:
-            assert read(copy).empty                     # the only result of each kind is left out ...
-        [warning] = caught                                # ... with one warning naming it
-        assert str(warning.message).startswith(f"{path} {message}")
-        assert str(warning.message).endswith("its result is left out") and "\n" not in str(warning.message)
+            assert read(copy).empty
+        assert sorted(str(w.message).split(" ", 1)[0] for w in caught) == [str(p) for p in paths]
+        for warning in caught:
+            assert message in str(warning.message)
+            assert str(warning.message).endswith("its result is left out") and "\n" not in str(warning.message)
         with pytest.raises(store.ResultsError, match=message) as err:   # asked for by itself, it is an error
-            load_one(path.parent)
-        assert str(path) in str(err.value) and isinstance(err.value, CrepeError)
+            load_one(paths[0].parent)
+        assert str(paths[0]) in str(err.value) and isinstance(err.value, CrepeError)
 
 
 def test_an_older_manifest_without_schema_version_still_reads(both_manifests, tmp_path):
@@ -95,7 +91,7 @@ def test_an_older_manifest_without_schema_version_still_reads(both_manifests, tm
     out, _, _ = both_manifests
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
-    for path in _manifest_paths(copy):
+    for path in copy.rglob(store.MANIFEST):
         manifest = json.loads(path.read_text())
         del manifest["schema_version"]
         path.write_text(json.dumps(manifest))
@@ -108,8 +104,8 @@ def test_winoground_results_being_written_are_not_read(both_manifests, tmp_path)
     import shutil
     out, _, _ = both_manifests
     copy = tmp_path / "copy"
-    [folder] = [p.parent for p in out.rglob(wr.MANIFEST_FILE)]
+    [folder] = [p.parent for p in out.rglob(store.MANIFEST) if p.parent.name == "winoground"]
     shutil.copytree(folder, copy / "m" / ".winoground.tmp-123")          # a write in progress
     shutil.copytree(folder, copy / "n" / "winoground")
-    (copy / "n" / "winoground" / wr.SUMMARY_FILE).unlink()             # a manifest without its summary
+    (copy / "n" / "winoground" / store.SUMMARY).unlink()             # a manifest without its summary
     assert wr.load_results(copy).empty

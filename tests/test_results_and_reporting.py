@@ -6,6 +6,7 @@ import os
 import pandas as pd
 import pytest
 
+import helpers
 from crepe_utils import atomic
 from crepe_utils.analysis import reporting
 from crepe_utils.results import store as results
@@ -23,11 +24,11 @@ def _per_query():
 
 def test_write_result_validates_and_round_trips(tmp_path):
     with pytest.raises(ValueError, match="summary lacks"):
-        results.write_result(tmp_path / "x", _summary().drop(columns=["r1"]), _per_query(), {"kind": "fixture"})
+        helpers.write_retrieval(tmp_path / "x", _summary().drop(columns=["r1"]), _per_query(), {"kind": "fixture"})
     with pytest.raises(ValueError, match="kind"):
-        results.write_result(tmp_path / "x", _summary(), _per_query(), {"kind": "guess"})
+        helpers.write_retrieval(tmp_path / "x", _summary(), _per_query(), {"kind": "guess"})
     assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
-    results.write_result(tmp_path / "m" / "productivity", _summary(), _per_query(), {"kind": "fixture", "label": "t"})
+    helpers.write_retrieval(tmp_path / "m" / "productivity", _summary(), _per_query(), {"kind": "fixture", "label": "t"})
     df = results.load_results(tmp_path)
     assert len(df) == 1 and df.loc[0, "kind"] == "fixture" and df.loc[0, "label"] == "t"
 
@@ -58,16 +59,16 @@ def _folder(root):
 
 def test_failed_overwrite_leaves_the_old_result_whole(tmp_path):
     target = tmp_path / "m" / "productivity"
-    results.write_result(target, _summary(), _per_query(), {"kind": "fixture", "label": "old"})
+    helpers.write_retrieval(target, _summary(), _per_query(), {"kind": "fixture", "label": "old"})
     before = _folder(tmp_path)
 
     def frames():
         yield _per_query()
         raise RuntimeError("killed mid-table")
     with pytest.raises(RuntimeError):
-        results.write_result(target, _summary().assign(r1=50), frames(), {"kind": "fixture", "label": "new"})
+        helpers.write_retrieval(target, _summary().assign(r1=50), frames(), {"kind": "fixture", "label": "new"})
     assert _folder(tmp_path) == before                        # nothing new, no temporary folder
-    results.write_result(target, _summary().assign(r1=50), _per_query(), {"kind": "fixture", "label": "new"})
+    helpers.write_retrieval(target, _summary().assign(r1=50), _per_query(), {"kind": "fixture", "label": "new"})
     df = results.load_results(tmp_path)
     assert df["label"].tolist() == ["new"] and df["r1"].tolist() == [50]
     assert sorted(p.name for p in target.parent.iterdir()) == ["productivity"]
@@ -83,9 +84,9 @@ def test_hidden_and_abandoned_folders(tmp_path):
     abandoned = target.parent / f".productivity.{host}.{dead}.abc123.partial"
     live = target.parent / f".productivity.{host}.{os.getpid()}.abc456.partial"
     for folder in (abandoned, live):     # complete-looking leftovers: never read as results
-        results.write_result(folder, _summary(), _per_query(), {"kind": "fixture", "label": "temporary"})
+        helpers.write_retrieval(folder, _summary(), _per_query(), {"kind": "fixture", "label": "temporary"})
     assert results.load_results(tmp_path).empty
-    results.write_result(target, _summary(), _per_query(), {"kind": "fixture", "label": "real"})
+    helpers.write_retrieval(target, _summary(), _per_query(), {"kind": "fixture", "label": "real"})
     assert not abandoned.exists() and live.exists()           # only a dead process's leftovers go
     assert results.load_results(tmp_path)["label"].tolist() == ["real"]
 
@@ -94,12 +95,12 @@ def test_readers_never_pair_two_writes(tmp_path):
     """One thread replaces a result over and over, another reads it: every read is one write's."""
     import threading
     target = tmp_path / "m" / "productivity"
-    results.write_result(target, _summary().assign(r1=0), _per_query(), {"kind": "fixture", "label": "0"})
+    helpers.write_retrieval(target, _summary().assign(r1=0), _per_query(), {"kind": "fixture", "label": "0"})
     stop, seen, errors = threading.Event(), [], []
 
     def write():
         for i in range(1, 80):
-            results.write_result(target, _summary().assign(r1=i), _per_query(), {"kind": "fixture", "label": str(i)})
+            helpers.write_retrieval(target, _summary().assign(r1=i), _per_query(), {"kind": "fixture", "label": str(i)})
         stop.set()
 
     def read():

@@ -146,15 +146,15 @@ def test_the_next_model_loads_while_the_current_job_runs(monkeypatch):
             raise ModelError("its weights are damaged")
         return SimpleNamespace(key=key)
 
-    def evaluate(key, benchmark, loaded, **kw):
-        assert loaded.key == key
+    def evaluate(loaded, benchmark, **kw):
+        key = loaded.key
         if key == "a" and benchmark == "systematicity":
             assert started["b"].wait(timeout=30), "model b did not start loading while a's first job ran"
         evaluated.append((key, benchmark))
 
     monkeypatch.setattr(scheduling._Runner, "_load", load)
-    monkeypatch.setattr(scheduling.evaluation, "evaluate", evaluate)
-    monkeypatch.setattr(scheduling.evaluation, "_print_summary", lambda summary: None)
+    monkeypatch.setattr(scheduling, "evaluate", evaluate)
+    monkeypatch.setattr(scheduling, "print_summary", lambda summary, scoring: None)
     jobs = [scheduling.Job("a", "systematicity"), scheduling.Job("a", "productivity"),
             scheduling.Job("b", "productivity"), scheduling.Job("bad", "systematicity"),
             scheduling.Job("bad", "productivity"), scheduling.Job("c", "productivity")]
@@ -248,16 +248,15 @@ def test_concurrent_writers_of_one_shard_never_damage_it(tmp_path):
 def _run_engine(cfg, ckpt, data_dir, image_dir, cache, barrier, queue):
     try:
         from crepe_utils.engine import core as engine
-        from crepe_utils.crepe import evaluation
+        from crepe_utils.engine.core import RunOptions
         from crepe_utils.crepe.images import ImageIndex
         from crepe_utils.models import load_model
         loaded = load_model(cfg.stem, str(ckpt), str(cfg), device="cpu")
-        qs = evaluation.load_queries("productivity", data_dir, complexities=(4, 5))
+        qs = helpers.crepe_queries(data_dir, complexities=(4, 5))
         barrier.wait()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            res = engine.run(loaded, qs.queries, ImageIndex(image_dir), cache_dir=cache, image_batch_size=2,
-                             text_batch_size=4, shard_batches=1)
+            res = engine.run(loaded, qs.queries, ImageIndex(image_dir), RunOptions(image_batch_size=2, text_batch_size=4, shard_batches=1), cache_dir=cache)
         queue.put((res.scores, res.stats["run_n_damaged_cache_shards"], [str(w.message) for w in caught]))
     except BaseException as exc:                     # say why instead of leaving the parent waiting
         queue.put(exc)

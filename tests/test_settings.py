@@ -7,9 +7,9 @@ import json
 import pytest
 
 from crepe_utils.cli import build_parser, main
-from crepe_utils.crepe import evaluation
+from crepe_utils.evaluation import EvaluationError, evaluate
 from crepe_utils.engine import precisions
-from crepe_utils.crepe.settings import EvaluationSettings, SettingsError, from_args
+from crepe_utils.settings import EvaluationSettings, SettingsError, from_args
 from crepe_utils.errors import CrepeError
 
 #: Written out by hand: setting → its command-line option. A field added without an option, or an
@@ -24,7 +24,7 @@ OPTIONS = {
 #: The options that are not evaluation settings (locations, labels, what to evaluate).
 NOT_SETTINGS = {"--data-dir", "--image-dir", "--out", "--cache-dir", "--no-cache", "--kind", "--label"}
 WHAT = {"evaluate": {"--benchmark", "--model", "--pretrained", "--model-config", "--hn-types", "--train-data",
-                     "--complexities"},
+                     "--complexities", "--subsets", "--layout", "--why-hard", "--grouping"},
         "evaluate-paper": {"--models", "--benchmarks", "--devices"}}
 
 
@@ -88,11 +88,11 @@ def test_an_invalid_setting_is_one_error_naming_it(overrides, named, allowed):
 def test_evaluate_checks_its_settings_before_loading_anything(tmp_path):
     # "no-such-model" would be a model error: the settings error must come first
     with pytest.raises(SettingsError, match="batch_size=0"):
-        evaluation.evaluate("no-such-model", benchmark="productivity", out=tmp_path, batch_size=0)
-    with pytest.raises(SettingsError, match="unknown evaluation setting.*'batchsize'.*batch_size"):
-        evaluation.evaluate("no-such-model", benchmark="productivity", out=tmp_path, batchsize=8)
+        evaluate("no-such-model", "productivity", out=tmp_path, batch_size=0)
+    with pytest.raises(EvaluationError, match="no 'batchsize'.*EvaluationSettings .*batch_size"):
+        evaluate("no-such-model", "productivity", out=tmp_path, batchsize=8)
     with pytest.raises(SettingsError, match="must be an EvaluationSettings"):
-        evaluation.evaluate("no-such-model", benchmark="productivity", out=tmp_path, settings={"batch_size": 8})
+        evaluate("no-such-model", "productivity", out=tmp_path, settings={"batch_size": 8})
     assert not tmp_path.joinpath("no-such-model").exists()
 
 
@@ -107,9 +107,7 @@ def test_the_manifest_records_the_settings_the_run_used(tiny_model, synthetic_ro
     data_dir, image_dir = synthetic_root
     chosen = EvaluationSettings(device="cpu", batch_size=3, text_batch_size=7, limit=2, tie_policy="optimistic",
                                 length_cut=False, on_bad_row="skip", n_boot=50)
-    evaluation.evaluate(cfg.stem, str(ckpt), str(cfg), benchmark="productivity", complexities=(4,), data_dir=data_dir,
-                        image_dir=image_dir, out=tmp_path, cache_dir=False, kind="fixture", progress=False,
-                        settings=chosen, text_batch_size=9)        # a keyword overrides settings=
+    evaluate(cfg.stem, "productivity", model_config=str(cfg), pretrained=str(ckpt), complexities=(4,), data_dir=data_dir, image_dir=image_dir, out=tmp_path, cache_dir=False, kind="fixture", progress=False, settings=chosen, text_batch_size=9)        # a keyword overrides settings=
     [path] = tmp_path.rglob("manifest.json")
     engine_section = json.loads(path.read_text())["engine"]
     # what was left open is recorded as the run resolved it: the tiny model's policy, no workers on CPU

@@ -20,7 +20,8 @@ from crepe_utils.engine import shared_inputs
 from crepe_utils.engine import threads as engine_threads
 from crepe_utils.engine import tokenizing
 from crepe_utils.engine import core as engine
-from crepe_utils.crepe import evaluation
+from crepe_utils.engine.core import RunOptions
+from crepe_utils.evaluation import evaluate
 from crepe_utils.crepe.images import ImageIndex
 from crepe_utils.engine.images import crop, open_rgb
 
@@ -60,9 +61,7 @@ def four_models(tmp_path_factory):
 def _evaluate(loaded, root, out, **kw):
     data_dir, image_dir = root
     kw = {"cache_dir": False, **kw}
-    return evaluation.evaluate(loaded.spec.key, benchmark="productivity", complexities=(4, 5), data_dir=data_dir,
-                               image_dir=image_dir, out=out, kind="fixture", device="cpu", progress=False,
-                               n_boot=200, loaded=loaded, **kw)
+    return evaluate(loaded, "productivity", complexities=(4, 5), data_dir=data_dir, image_dir=image_dir, out=out, kind="fixture", device="cpu", progress=False, n_boot=200, **kw)
 
 
 def _run_stats(out):
@@ -218,9 +217,9 @@ def test_separate_runs_reuse_token_ids_from_the_cache(loaded_tiny, synthetic_roo
     from crepe_utils.crepe import queries as D
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
     first = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=tmp_path / "cache")
-    other_batch = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=tmp_path / "cache", text_batch_size=7)
+    other_batch = engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(text_batch_size=7), cache_dir=tmp_path / "cache")
     assert first.stats["run_tokens_from"] == "tokenized" and other_batch.stats["run_tokens_from"] == "disk"
-    plain = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=None, text_batch_size=7)
+    plain = engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(text_batch_size=7), cache_dir=None)
     assert np.array_equal(other_batch.scores, plain.scores)
 
 
@@ -254,7 +253,7 @@ def test_one_worker_pool_serves_every_shard(loaded_tiny, synthetic_root, monkeyp
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
     monkeypatch.setattr(engine_threads, "available_cores", lambda: 64)      # torch's thread count left alone
-    plain = engine.run(loaded_tiny, qs, ImageIndex(image_dir), image_batch_size=1, shard_batches=2)
+    plain = engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(image_batch_size=1, shard_batches=2))
     made = []
     real = torch.utils.data.DataLoader
 
@@ -263,7 +262,7 @@ def test_one_worker_pool_serves_every_shard(loaded_tiny, synthetic_root, monkeyp
             made.append(kwargs.get("persistent_workers"))
             super().__init__(*args, **kwargs)
     monkeypatch.setattr(torch.utils.data, "DataLoader", Counting)
-    pooled = engine.run(loaded_tiny, qs, ImageIndex(image_dir), image_batch_size=1, shard_batches=2, num_workers=2)
+    pooled = engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(image_batch_size=1, shard_batches=2, num_workers=2))
     n_shards = -(-pooled.stats["n_distinct_crops"] // 2)
     assert n_shards > 3 and made == [True]                     # one loader, persistent workers, for all shards
     assert np.array_equal(plain.scores.view(np.uint32), pooled.scores.view(np.uint32))
@@ -286,8 +285,8 @@ def test_shared_failures_are_the_same_failures(four_models, synthetic_root, tmp_
     shared = shared_inputs.SharedInputs()
     shared.expect(four_models["c"].preprocess)
     for name in ("a", "b", "c"):
-        alone = engine.run(four_models[name], qs, ImageIndex(images), **kw)
-        together = engine.run(four_models[name], qs, ImageIndex(images), shared=shared, **kw)
+        alone = engine.run(four_models[name], qs, ImageIndex(images), RunOptions(**kw))
+        together = engine.run(four_models[name], qs, ImageIndex(images), RunOptions(**kw), shared=shared)
         assert [(q.query_id, why) for q, why in together.skipped] == [(q.query_id, why) for q, why in alone.skipped]
         assert {why for _, why in alone.skipped} == {encoders.UNREADABLE_IMAGE, encoders.BOX_OUTSIDE}
         assert np.array_equal(together.scores.view(np.uint32), alone.scores.view(np.uint32)), name
@@ -321,9 +320,9 @@ def test_a_model_whose_crops_are_all_held_starts_no_workers(four_models, synthet
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
     first, second = four_models["a"], four_models["b"]
-    alone = engine.run(second, qs, ImageIndex(image_dir), image_batch_size=3, num_workers=2)
+    alone = engine.run(second, qs, ImageIndex(image_dir), RunOptions(image_batch_size=3, num_workers=2))
     shared = shared_inputs.SharedInputs()
-    engine.run(first, qs, ImageIndex(image_dir), image_batch_size=3, num_workers=2, shared=shared)
+    engine.run(first, qs, ImageIndex(image_dir), RunOptions(image_batch_size=3, num_workers=2), shared=shared)
     made = []
     real = torch.utils.data.DataLoader
 
@@ -332,7 +331,7 @@ def test_a_model_whose_crops_are_all_held_starts_no_workers(four_models, synthet
             made.append(1)
             super().__init__(*args, **kwargs)
     monkeypatch.setattr(torch.utils.data, "DataLoader", Counting)
-    again = engine.run(second, qs, ImageIndex(image_dir), image_batch_size=3, num_workers=2, shared=shared)
+    again = engine.run(second, qs, ImageIndex(image_dir), RunOptions(image_batch_size=3, num_workers=2), shared=shared)
     assert made == [] and again.stats["run_n_crops_shared"] == again.stats["n_distinct_crops"]
     assert np.array_equal(again.scores.view(np.uint32), alone.scores.view(np.uint32))
 

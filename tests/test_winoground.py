@@ -15,6 +15,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,8 @@ from crepe_utils.winoground import data as wd
 from crepe_utils.winoground import metadata as wm
 from crepe_utils.winoground import results as wr
 from crepe_utils.winoground import scoring, statistics
-from crepe_utils.winoground.evaluation import evaluate
+from crepe_utils.evaluation import evaluate
+from crepe_utils.results import store
 
 T_975_3 = 3.182446305284263   # Student t quantile, 0.975, 3 degrees of freedom
 
@@ -49,8 +51,14 @@ def folder_copy(tmp_path_factory, blobs):
 
 
 @pytest.fixture(scope="module")
-def folder_evaluation(loaded_tiny, folder_copy):
-    return evaluate(loaded_tiny, wd.load_dataset(folder_copy), n_boot=200)
+def folder_evaluation(loaded_tiny, folder_copy, tmp_path_factory):
+    """The tiny model on the folder copy, through the one evaluation path: summary, per-example log, manifest."""
+    out = tmp_path_factory.mktemp("wg-results")
+    summary = evaluate(loaded_tiny, "winoground", data_dir=folder_copy, out=out, kind="fixture", n_boot=200,
+                       cache_dir=False, progress=False)
+    folder = store.result_dir(out, loaded_tiny.spec.key, "winoground")
+    return SimpleNamespace(summary=summary, per_example=wr.load_per_example(folder), manifest=wr.load_manifest(folder),
+                           folder=folder, out=out)
 
 
 # ------------------------------------------------------------------------------ layouts
@@ -168,9 +176,16 @@ def test_duplicate_ids_and_undecodable_images_are_errors(tmp_path, blobs, loaded
         wd.load_dataset(bad_zip)
 
     broken = make_winoground(tmp_path / "broken", "zip", {**blobs, (1, 0): b"not an image at all"})
-    data = wd.load_dataset(broken)
-    with pytest.raises(DataError, match=r"images\.zip:images/ex_1_img_0\.png: cannot be decoded"):
-        evaluate(loaded_tiny, data, n_boot=10)
+    common = dict(data_dir=broken, out=tmp_path / "out", kind="fixture", n_boot=10, cache_dir=False, progress=False)
+    with pytest.raises(DataError, match=r"1 image\(s\) could not be read:\n  images\.zip:images/ex_1_img_0\.png: "
+                                        r"UnidentifiedImageError"):
+        evaluate(loaded_tiny, "winoground", **common)
+    assert not (tmp_path / "out").exists()
+    # skipped on request: that example has no four scores and is left out, counted
+    summary = evaluate(loaded_tiny, "winoground", skip_missing_images=True, **common)
+    manifest = wr.load_manifest(store.result_dir(tmp_path / "out", loaded_tiny.spec.key, "winoground"))
+    assert summary.query("breakdown == 'all'")["n_examples"].tolist() == [len(RECORDS) - 1] * 3
+    assert manifest["n_examples_skipped"] == 1 and manifest["data"]["skipped_by_engine"] == {"unreadable image": 1}
 
 
 def test_parquet_without_image_bytes_is_an_error(tmp_path, blobs):
@@ -255,9 +270,9 @@ def test_identical_captions_or_images_tie_exactly_and_fail(folder_evaluation):
     overall = folder_evaluation.summary.query("breakdown == 'all'").set_index("metric")
     assert overall.loc["text", "n_ties"] == 1 and overall.loc["image", "n_ties"] == 1
     assert overall.loc["group", "n_ties"] == 2
-    enc = folder_evaluation.encoding
-    assert (enc["n_images"], enc["n_distinct_images"]) == (16, 15)
-    assert (enc["n_texts"], enc["n_distinct_texts"]) == (16, 15)
+    engine = folder_evaluation.manifest["engine"]
+    assert (engine["n_queries"], engine["n_distinct_crops"]) == (16, 15)      # one query per image
+    assert engine["n_distinct_texts"] == 15
 
 
 # ------------------------------------------------------------------------------ statistics
@@ -278,7 +293,7 @@ def test_t_interval_matches_a_hand_computation():
 
 def test_summary_breakdowns_count_comma_split_and_exact_tags(folder_evaluation):
     pe = folder_evaluation.per_example.assign(why_hard=["no-tag", "unusual-text"] * 4)
-    summary = statistics.summarize(pe, n_boot=200)
+    summary = statistics.summary_table(pe, n_boot=200)
     text = summary[summary["metric"] == "text"].set_index(["breakdown", "subset"])["n_examples"]
     assert text["all", "all"] == 8
     assert text["secondary_tag", "Symbolic"] == 2 and text["secondary_tag", "Series"] == 2
@@ -295,20 +310,15 @@ def test_summary_breakdowns_count_comma_split_and_exact_tags(folder_evaluation):
 
 # ------------------------------------------------------------------------------ results and CLI
 
-def test_results_round_trip_and_kind_is_required(tmp_path, folder_evaluation):
-    manifest = {"kind": "fixture", "label": "test", "model": {"key": "tiny", "architecture": "tiny",
-                                                             "pretrained": "x.pt"}, "engine": {"precision": "fp32"}}
-    folder = wr.write_results(wr.results_dir(tmp_path, "tiny"), folder_evaluation, manifest)
-    assert sorted(p.name for p in folder.iterdir()) == [wr.MANIFEST_FILE, wr.PER_EXAMPLE_FILE, wr.SUMMARY_FILE]
-    loaded = wr.load_results(tmp_path)
-    assert set(loaded["kind"]) == {"fixture"} and set(loaded["model"]) == {"tiny"}
+def test_results_round_trip_and_kind_is_required(tmp_path, folder_evaluation, loaded_tiny, folder_copy):
+    folder = folder_evaluation.folder
+    assert sorted(p.name for p in folder.iterdir()) == [store.MANIFEST, store.PER_QUERY, store.SUMMARY]
+    loaded = wr.load_results(folder_evaluation.out)
+    assert set(loaded["kind"]) == {"fixture"} and set(loaded["model"]) == {loaded_tiny.spec.key}
     pd.testing.assert_frame_equal(loaded[statistics.SUMMARY_COLUMNS], folder_evaluation.summary, check_dtype=False)
-    back = wr.load_per_example(folder)
-    for col in scoring.SCORE_COLUMNS:                     # bit-exact, so ties survive the round trip
-        assert (back[col].to_numpy() == folder_evaluation.per_example[col].to_numpy()).all()
-    assert back["caption_0"].tolist() == folder_evaluation.per_example["caption_0"].tolist()
+    assert store.load_results(folder_evaluation.out).empty      # not a retrieval result
     with pytest.raises(ValueError, match="kind"):
-        wr.write_results(tmp_path / "bad", folder_evaluation, {"kind": "real"})
+        evaluate(loaded_tiny, "winoground", data_dir=folder_copy, out=tmp_path / "bad", kind="real")
     assert not (tmp_path / "bad").exists()
     assert wr.load_results(tmp_path / "nothing").empty
 
@@ -321,7 +331,7 @@ def test_command_line_writes_a_fixture_result(tmp_path, tiny_model, blobs, capsy
                "--data-dir", str(data_dir), "--out", str(tmp_path / "out"), "--device", "cpu",
                "--kind", "fixture", "--n-boot", "100", "--why-hard", "none"])
     assert rc == 0, capsys.readouterr().err
-    [folder] = [p.parent for p in (tmp_path / "out").rglob(wr.MANIFEST_FILE)]
+    [folder] = [p.parent for p in (tmp_path / "out").rglob(store.MANIFEST)]
     manifest = wr.load_manifest(folder)
     assert manifest["kind"] == "fixture" and manifest["data"]["layout"] == "zip"
     sha = hashlib.sha256((data_dir / "examples.jsonl").read_bytes()).hexdigest()

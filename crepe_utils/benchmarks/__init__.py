@@ -8,6 +8,7 @@ Winoground and SugarCrepe. ``get(name)`` takes a name or an alias (``productivit
 """
 from __future__ import annotations
 
+from ..settings import EvaluationSettings
 from .crepe import PRODUCTIVITY, SYSTEMATICITY
 from .spec import Benchmark, Loaded, Selection, SelectionError, Sources
 from .winoground import WINOGROUND
@@ -25,4 +26,11 @@ def get(name: str) -> Benchmark:
     return found
 
 
-__all__ = ["ALIASES", "BENCHMARKS", "Benchmark", "Loaded", "Selection", "SelectionError", "Sources", "get"]
+def load(name: str, sources: Sources = Sources(), selection: Selection = Selection(), settings=None) -> Loaded:
+    """The queries of benchmark ``name`` as an evaluation reads them (default settings unless given)."""
+    bench = get(name)
+    bench.check(selection)
+    return bench.load(sources, selection, settings or EvaluationSettings())
+
+
+__all__ = ["ALIASES", "BENCHMARKS", "Benchmark", "Loaded", "Selection", "SelectionError", "Sources", "get", "load"]

@@ -7,6 +7,7 @@ as image-to-text retrieval among the query's own candidates (:mod:`crepe_utils.s
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import Counter
 
 from .. import paths
@@ -54,7 +55,7 @@ def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings) -> Loaded:
     data = {"data_dir": str(data_dir), "image_dir": str(image_dir), "files_sha256": files,
             "rows_read": qs.files, "issues": dict(Counter(i.kind for i in qs.issues))}
     qs = _limited(qs, settings.limit)
-    return Loaded(qs.queries, qs.issues, qs.files, ImageIndex(image_dir), data)
+    return Loaded(qs.queries, qs.issues, qs.files, functools.cache(lambda: ImageIndex(image_dir)), data)
 
 
 def load_productivity(sources: Sources, selection: Selection, settings) -> Loaded:

@@ -58,7 +58,8 @@ class Loaded:
     queries: list                                  #: engine queries
     issues: list = field(default_factory=list)     #: rows skipped or flagged while reading (RowIssue)
     files: dict = field(default_factory=dict)      #: file → rows read
-    images: object = None                          #: the image index the engine reads (``missing``, ``locator``, ...)
+    images: Callable[[], object] | None = None     #: the image index the engine reads (``missing``, ``locator``, ...),
+    #: built on first call: a text-only scorer reads no image folder
     data: dict = field(default_factory=dict)       #: the manifest's description of the data read
     context: object = None                         #: what the scoring rule needs besides the queries
 

@@ -34,6 +34,8 @@ class WinogroundImages:
     """The engine's view of the examples' images: ids are content digests, each opened from where the
     copy keeps it (a file, a zip member, parquet bytes)."""
 
+    remedy = "Re-download Winoground (`make data-winoground`)"
+
     def __init__(self, data: WinogroundData):
         self.root = data.root
         self._where: dict[str, tuple[int, int]] = {}
@@ -95,7 +97,7 @@ def load(sources: Sources, selection: Selection, settings) -> Loaded:
         "files_sha256": {str(p.relative_to(data.root)): sha256_file(p) for p in data.files if p.is_file()},
         "images_sha256": images.digest, "n_examples": len(data),
         "why_hard": None if why_path is None else {"path": str(why_path), "sha256": sha256_file(why_path)}}
-    return Loaded(queries, files={"examples": len(data)}, images=images, data=described,
+    return Loaded(queries, files={"examples": len(data)}, images=lambda: images, data=described,
                   context=Context(data, labels, selection.grouping))
 
 

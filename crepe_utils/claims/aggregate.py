@@ -77,12 +77,13 @@ def checks_and_unreadable(data_dir, results_dir) -> tuple[list[Check], list[str]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", store.UnreadableResultWarning)
         checks = run_all(data_dir, results_dir)
-        store.verify_tables(results_dir, store.MANIFEST, store.PER_QUERY, store.gzip_through)
+        store.verify_tables(results_dir, store.gzip_through)
         winoground_results.verify_per_example(results_dir)
     unreadable = []
     for w in caught:
         if issubclass(w.category, store.UnreadableResultWarning):
-            unreadable.append(str(w.message))
+            if str(w.message) not in unreadable:    # a damaged manifest is met by every reader of results
+                unreadable.append(str(w.message))
         else:                                   # any other warning is shown as it would have been
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return checks, unreadable

@@ -20,6 +20,9 @@ EXTENSIONS = (".jpg", ".jpeg", ".png")
 class ImageIndex:
     """Maps image ids to files below one image folder (listed once, then O(1) lookups)."""
 
+    #: What to do about a missing or unreadable image (the engine's messages end with it).
+    remedy = "Run `make data-vg` (re-download), or point --image-dir/VG_IMAGES at the images"
+
     def __init__(self, image_dir: str | os.PathLike):
         self.root = Path(image_dir)
         if not self.root.is_dir():

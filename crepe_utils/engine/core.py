@@ -135,8 +135,8 @@ def _unusable_crops(kept: list[Query], problems: dict[tuple, tuple[str, str]], i
     if by_image and not skip_images:
         listed = [f"{image_index.describe(i)}: {why}" for i, why in sorted(by_image.items())[:10]]
         raise DataError(f"{len(by_image)} image(s) could not be read:\n  " + "\n  ".join(listed)
-                        + "\nRe-download them (`make data-vg`), or pass --skip-missing-images (their queries are "
-                        "skipped and counted).")
+                        + f"\n{image_index.remedy}, or pass --skip-missing-images (their queries are skipped and "
+                        "counted).")
     if by_box and not skip_boxes:
         rows = [(q.query_id, by_box[(q.image_id, q.box)]) for q in kept if (q.image_id, q.box) in by_box]
         listed = [f"{qid}: {kind}: {why}" for qid, (kind, why) in rows[:10]]
@@ -155,7 +155,7 @@ def _unusable_crops(kept: list[Query], problems: dict[tuple, tuple[str, str]], i
     return keep, dropped
 
 
-def _scores(layout, keep: np.ndarray | None, plan: TextPlan, text_emb_of, crop_emb_of, dtype):
+def _scores(layout, keep: np.ndarray | None, plan: TextPlan, text_emb_of, crop_emb_of, dtype=np.float32):
     """Scores, offsets and per-query truncated-candidate counts of the kept queries (``keep``: a mask over
     ``layout.kept``, None for all), from the flat index arrays of the layout and the plan: no Python
     loop over candidates. ``text_emb_of(keys)``/``crop_emb_of(keys)`` give the embeddings of store keys."""

@@ -337,7 +337,7 @@ class CropPipeline:
         from torch.utils.data import DataLoader
         batches, owners = [], []
         for g, items in enumerate(groups):
-            requests = [self._request(str(p), b) for p, b in items]
+            requests = [self._request(p if isinstance(p, tuple) else str(p), b) for p, b in items]
             for s in range(0, len(requests), batch_size):
                 batches.append(requests[s:s + batch_size])
                 owners.append((g, s))

@@ -38,8 +38,8 @@ def query_layout(queries: Sequence, image_index, skip_missing_images: bool) -> Q
     if missing_ids and not skip_missing_images:
         first = sorted(missing_ids, key=lambda s: (len(s), s))[:10]
         raise DataError(f"{len(missing_ids):,} image(s) missing under {image_index.root} (first: {', '.join(first)}). "
-                        "Run `make data-vg`, point --image-dir/VG_IMAGES at the images, or pass "
-                        "--skip-missing-images to evaluate without those queries (they are counted).")
+                        f"{image_index.remedy}, or pass --skip-missing-images to evaluate without those queries "
+                        "(they are counted).")
     kept = [q for q in queries if q.image_id not in missing_ids]
     missing = [(q, "missing image") for q in queries if q.image_id in missing_ids]
     crop_key: dict[tuple, str] = {}
