@@ -11,6 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+import torch.nn.functional as F
+from PIL import Image
 
 import helpers
 from crepe_utils import paths
@@ -136,9 +139,6 @@ def pairs_on(names: list[str]) -> list[Pair]:
 
 def naive_scores(loaded, index: CocoImages, pairs: list[Pair]) -> list[tuple[float, float]]:
     """One pair at a time, the whole image: open, RGB, preprocess, encode; both captions; cosine scores."""
-    import torch
-    import torch.nn.functional as F
-    from PIL import Image
     out = []
     with torch.no_grad():
         for p in pairs:

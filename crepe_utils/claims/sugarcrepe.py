@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import reported
+from .. import paths, reported
 from ..errors import DataError, error_line
+from ..sugarcrepe import SUBSETS, load_pairs
 from .base import FAIL, NEEDS, PAPER, PASS, Check
 
 GROUP = "sugarcrepe"
@@ -130,8 +131,6 @@ SIZES_CLAIM = "Our pair counts of SugarCrepe's seven JSONs equal the pinned coun
 
 def _subset_counts(data_dir) -> tuple[dict[str, int] | None, Check | None]:
     """Pairs per subset read from the folder, or (None, the row saying why there are none)."""
-    from .. import paths
-    from ..sugarcrepe import SUBSETS, load_pairs
     root = paths.sugarcrepe_dir(data_dir)
     present = [s for s in SUBSETS if (root / f"{s}.json").is_file()]
     if len(present) < len(SUBSETS):
