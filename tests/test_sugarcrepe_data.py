@@ -119,6 +119,8 @@ BAD_ITEMS = {
     "8": ({"filename": "000000000008.png", "caption": "a dog", "negative_caption": "a cat"}, r"add_att\.json\[8\]: 'filename' is '000000000008\.png'"),
     "9": ({"filename": "../000000000009.jpg", "caption": "a dog", "negative_caption": "a cat"}, r"add_att\.json\[9\]: 'filename' is '\.\./000000000009\.jpg'"),
     "10": ({"filename": 10, "caption": "a dog", "negative_caption": "a cat"}, r"add_att\.json\[10\]: 'filename' is a int"),
+    "11": ({"filename": "000000000011.jpg", "caption": "a dog", "negative_caption": ["a cat " * 20]},
+           r"add_att\.json\[11\]: 'negative_caption' is a list \(\['(a cat ){5}a cat\.\.\.\); expected text"),
 }
 
 

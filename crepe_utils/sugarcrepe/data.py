@@ -137,7 +137,8 @@ def _read_json(path: Path) -> dict:
 def _text(item: dict, name: str) -> str:
     value = item[name]
     if not isinstance(value, str):
-        raise _BadItem(f"{name!r} is a {type(value).__name__} ({value!r}); expected text")
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise _BadItem(f"{name!r} is a {type(value).__name__} ({shown}); expected text")
     if not value.strip():
         raise _BadItem(f"{name!r} is empty")
     return value
