@@ -27,6 +27,7 @@ CREPE_CSVS      := $(CREPE_DATA)/crepe
 VG_IMAGES       ?= $(CREPE_DATA)/visual_genome
 WINOGROUND_DATA ?= $(CREPE_DATA)/winoground
 SUGARCREPE_DATA ?= $(CREPE_DATA)/sugarcrepe
+COCO_IMAGES     ?= $(CREPE_DATA)/coco
 CREPE_CACHE     ?= cache
 RESULTS         ?= results/evaluated
 TOY_DIR         ?= results/toy
@@ -38,7 +39,7 @@ MODELS       ?= paper
 DEVICE       ?= auto
 PRECISION    ?= fp32
 
-export CREPE_DATA VG_IMAGES WINOGROUND_DATA SUGARCREPE_DATA CREPE_CACHE
+export CREPE_DATA VG_IMAGES WINOGROUND_DATA SUGARCREPE_DATA COCO_IMAGES CREPE_CACHE
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
@@ -49,7 +50,7 @@ RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
 .PHONY: all test check check-readme check-readme-current data data-text data-crepe data-vg data-winoground \
-        data-sugarcrepe \
+        data-sugarcrepe data-coco \
         evaluate toy \
         toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
 
@@ -63,7 +64,7 @@ help: ## list the targets
 # import graph by `python -m crepe_utils.notebooks deps`), plus the data and results it reads (below).
 # Targets that run no notebook skip this (and so need no environment).
 NO_DEPS_GOALS := help venv clean clean-venv test models data data-text data-crepe data-vg data-winoground \
-                 data-sugarcrepe
+                 data-sugarcrepe data-coco
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_DEPS_GOALS),$(MAKECMDGOALS)),all),)
 -include $(BUILD)/deps.mk
 endif
@@ -133,6 +134,9 @@ data-winoground: $(VENV_STAMP) ## download Winoground into WINOGROUND_DATA; gate
 # The JSONs only: SugarCrepe's images (COCO val2017) get a target of their own.
 data-sugarcrepe: $(VENV_STAMP) ## download SugarCrepe's 7 JSONs (1.7 MB) into SUGARCREPE_DATA
 	$(VPY) -m crepe_utils download sugarcrepe --dest $(SUGARCREPE_DATA)
+
+data-coco: $(VENV_STAMP) ## download COCO val2017, SugarCrepe's images (816 MB), into COCO_IMAGES
+	$(VPY) -m crepe_utils download coco --dest $(COCO_IMAGES)
 
 # ---------------------------------------------------------------- evaluation (GPU recommended)
 models: $(VENV_STAMP) ## list the model registry

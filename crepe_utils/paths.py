@@ -12,8 +12,9 @@ CREPE CSVs         (data root)           ``<data root>/crepe`` (holds ``prod_har
 Visual Genome      ``VG_IMAGES``         ``<data root>/visual_genome`` (``VG_100K/``,
                                          ``VG_100K_2/``, or a flat folder of ``<id>.jpg``)
 Winoground         ``WINOGROUND_DATA``   ``<data root>/winoground``
-SugarCrepe         ``SUGARCREPE_DATA``   ``<data root>/sugarcrepe`` (the seven ``*.json``; its COCO
-                                         val2017 images are not handled yet)
+SugarCrepe         ``SUGARCREPE_DATA``   ``<data root>/sugarcrepe`` (the seven ``*.json``)
+COCO images        ``COCO_IMAGES``       ``<data root>/coco`` (``val2017/``, SugarCrepe's images, or
+                                         a flat folder of ``<12-digit id>.jpg``)
 model weights      (open_clip's cache)   ``~/.cache/huggingface`` and ``~/.cache/clip``
 placed weights     ``CREPE_MODELS``      ``<data root>/models`` (files a user downloads by hand:
                                          CyCLIP, ALBEF, the BERT vocabulary)
@@ -71,6 +72,14 @@ def sugarcrepe_dir(explicit: str | os.PathLike | None = None) -> Path:
         return Path(explicit)
     env = os.environ.get("SUGARCREPE_DATA")
     return Path(env) if env else data_root() / "sugarcrepe"
+
+
+def coco_images_dir(explicit: str | os.PathLike | None = None) -> Path:
+    """COCO val2017 images: ``explicit``, else ``$COCO_IMAGES``, else ``<data root>/coco``."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("COCO_IMAGES")
+    return Path(env) if env else data_root() / "coco"
 
 
 def models_dir(explicit: str | os.PathLike | None = None) -> Path:

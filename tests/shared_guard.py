@@ -1,12 +1,12 @@
 """Only tests marked ``@pytest.mark.shared`` see the reference data (../shared); a pytest plugin.
 
 Every other test runs as on a user's machine: ``CREPE_DATA`` (with ``VG_IMAGES``, ``WINOGROUND_DATA``,
-``SUGARCREPE_DATA`` and ``CREPE_MODELS``, which default below it) names a fresh empty folder, in this process and in the
-subprocesses and notebook kernels the test starts. An audit hook watches each unmarked test's setup
-and body: opening or listing anything under the reference folder, or starting a process with a path
-into it, fails the test, naming it and the path (and doing so while a test module is collected is an
-error naming the module). A test marked ``shared`` sees ``<reference>/data`` and is skipped where that
-folder is absent. ``CREPE_SHARED`` relocates the reference folder.
+``SUGARCREPE_DATA``, ``COCO_IMAGES`` and ``CREPE_MODELS``, which default below it) names a fresh empty
+folder, in this process and in the subprocesses and notebook kernels the test starts. An audit hook watches
+each unmarked test's setup and body: opening or listing anything under the reference folder, or starting a
+process with a path into it, fails the test, naming it and the path (and doing so while a test module is
+collected is an error naming the module). A test marked ``shared`` sees ``<reference>/data`` and is skipped
+where that folder is absent. ``CREPE_SHARED`` relocates the reference folder.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import pytest
 
 SHARED_ENV = "CREPE_SHARED"
 SHARED = Path(os.environ.get(SHARED_ENV) or Path(__file__).resolve().parent.parent.parent / "shared")
-DATA_VARIABLES = ("CREPE_DATA", "VG_IMAGES", "WINOGROUND_DATA", "SUGARCREPE_DATA", "CREPE_MODELS")
+DATA_VARIABLES = ("CREPE_DATA", "VG_IMAGES", "WINOGROUND_DATA", "SUGARCREPE_DATA", "COCO_IMAGES", "CREPE_MODELS")
 
 _ROOTS = tuple({os.path.abspath(SHARED), os.path.realpath(SHARED)})
 _PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "glob.glob"})
@@ -64,6 +64,7 @@ def _point_data_at(folder: Path) -> None:
     os.environ["VG_IMAGES"] = str(folder / "visual_genome")
     os.environ["WINOGROUND_DATA"] = str(folder / "winoground")
     os.environ["SUGARCREPE_DATA"] = str(folder / "sugarcrepe")
+    os.environ["COCO_IMAGES"] = str(folder / "coco")
     os.environ["CREPE_MODELS"] = str(folder / "models")
 
 

@@ -21,7 +21,7 @@ LAYERS = [
     ["reported"],
     ["engine"],
     ["results"],
-    ["crepe", "winoground"],
+    ["crepe", "winoground", "sugarcrepe"],
     ["analysis"],
     ["claims"],
     ["toy", "site", "notebooks"],

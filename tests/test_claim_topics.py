@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from crepe_utils import reported
-from crepe_utils.claims import aggregate, crepe as crepe_claims, topics, winoground as winoground_claims
+from crepe_utils.claims import aggregate, crepe as crepe_claims, sugarcrepe as sugarcrepe_claims, topics
+from crepe_utils.claims import winoground as winoground_claims
 from crepe_utils.claims.base import FAIL, NEEDS, PASS
 from evaluated_fixture import write_evaluated_results
 
@@ -26,7 +27,8 @@ def topic_rows(data_dir, results_dir) -> dict[str, list]:
             "systematicity": topics.systematicity_checks(results_dir, report, data_dir),
             "productivity": topics.productivity_checks(results_dir),
             "r2": topics.r2_checks(results_dir),
-            "winoground": winoground_claims.winoground_checks(results_dir)}
+            "winoground": winoground_claims.winoground_checks(results_dir),
+            "sugarcrepe": sugarcrepe_claims.sugarcrepe_checks()}
 
 
 def assert_make_check_is_the_topics(data_dir, results_dir):
@@ -100,7 +102,7 @@ def _called(tree: ast.AST) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("topic", sorted(aggregate.TOPICS))
+@pytest.mark.parametrize("topic", sorted(t for t, (_, _, notebook) in aggregate.TOPICS.items() if notebook))
 def test_each_notebook_check_cell_calls_its_topic(topic):
     _, checks_function, notebook = aggregate.TOPICS[topic]
     cells = _code_cells(notebook)
@@ -118,7 +120,7 @@ def test_the_call_finder_sees_a_direct_check_call():
 # ------------------------------------------------------------------ every check function is in a topic
 
 def _check_functions() -> dict[str, object]:
-    return {f"{module.__name__}.{name}": (module, name) for module in (crepe_claims, winoground_claims)
+    return {f"{module.__name__}.{name}": (module, name) for module in (crepe_claims, winoground_claims, sugarcrepe_claims)
             for name in dir(module) if name.startswith("check_") and callable(getattr(module, name))}
 
 
@@ -137,5 +139,6 @@ def test_every_check_function_is_called_by_a_topic(shared_crepe, shared_winogrou
     topics.productivity_checks(results_dir)
     topics.r2_checks(results_dir)
     winoground_claims.winoground_checks(data_dir=shared_winoground)
-    assert len(_check_functions()) >= 17              # 10 of CREPE, 7 of Winoground today: the finder sees them
+    sugarcrepe_claims.sugarcrepe_checks()
+    assert len(_check_functions()) >= 20              # 10 of CREPE, 7 of Winoground, 3 of SugarCrepe today
     assert sorted(set(_check_functions()) - called) == []

@@ -362,4 +362,4 @@ def test_the_command_line_says_what_it_needs(capsys):
     assert cli.main(["download", "--released-text", "crepe"]) == 2
     assert capsys.readouterr().err.startswith("error: --released-text takes no dataset and no --dest")
     assert cli.main(["download"]) == 2
-    assert capsys.readouterr().err == "error: name a dataset (crepe, vg, winoground, sugarcrepe) or pass --released-text\n"
+    assert capsys.readouterr().err == "error: name a dataset (crepe, vg, winoground, sugarcrepe, coco) or pass --released-text\n"

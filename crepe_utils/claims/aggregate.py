@@ -1,23 +1,24 @@
-"""``make check``: every claim of both papers that the available data and results allow.
+"""``make check``: every claim of the papers that the available data and results allow.
 
-The rows are the topics' of :mod:`crepe_utils.claims.topics` (what notebooks 01–05 check), every
-section of each, listed in :data:`MAKE_CHECK_ORDER`.
+The rows are the topics' of :mod:`crepe_utils.claims.topics` (what notebooks 01–05 check), of
+Winoground and of SugarCrepe (no notebook yet), every section of each, listed in :data:`MAKE_CHECK_ORDER`.
 """
 from __future__ import annotations
 
 import sys
 import warnings
 
-from . import topics, winoground as winoground_claims
+from . import sugarcrepe as sugarcrepe_claims, topics, winoground as winoground_claims
 from .base import Check, failures, to_frame
 
-#: Topic name → (its sections function, its checks function, the notebook whose check cell calls it).
+#: Topic name → (its sections function, its checks function, the notebook whose check cell calls it, or None).
 TOPICS = {
     "totals": (topics.totals_sections, topics.totals_checks, "01_benchmark_totals"),
     "systematicity": (topics.systematicity_sections, topics.systematicity_checks, "02_systematicity"),
     "productivity": (topics.productivity_sections, topics.productivity_checks, "03_productivity"),
     "r2": (topics.r2_sections, topics.r2_checks, "04_imagenet_correlation"),
     "winoground": (winoground_claims.winoground_sections, winoground_claims.winoground_checks, "05_winoground"),
+    "sugarcrepe": (sugarcrepe_claims.sugarcrepe_sections, sugarcrepe_claims.sugarcrepe_checks, None),
 }
 
 #: The order of ``make check``'s rows: (topic, section) of :mod:`crepe_utils.claims.topics`. The
@@ -25,7 +26,8 @@ TOPICS = {
 #: topic appears exactly once (:func:`run_all` refuses otherwise).
 MAKE_CHECK_ORDER = (("totals", "paper"), ("systematicity", "published"), ("productivity", "published"), ("r2", "r2"),
                     ("totals", "data"), ("productivity", "evaluated"), ("systematicity", "evaluated"),
-                    ("winoground", "data"), ("winoground", "table3"))
+                    ("winoground", "data"), ("winoground", "table3"),
+                    ("sugarcrepe", "published"), ("sugarcrepe", "data"))
 
 
 def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> list[Check]:
@@ -37,7 +39,8 @@ def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> lis
                 "systematicity": topics.systematicity_sections(evaluated, report, data_dir),
                 "productivity": topics.productivity_sections(evaluated),
                 "r2": topics.r2_sections(evaluated),
-                "winoground": winoground_claims.winoground_sections(results_dir)}
+                "winoground": winoground_claims.winoground_sections(results_dir),
+                "sugarcrepe": sugarcrepe_claims.sugarcrepe_sections()}
     built = sorted((topic, name) for topic, parts in sections.items() for name in parts)
     if built != sorted(MAKE_CHECK_ORDER) or set(sections) != set(TOPICS):
         raise RuntimeError(f"MAKE_CHECK_ORDER {sorted(MAKE_CHECK_ORDER)} does not list the topics' sections {built}")
@@ -93,7 +96,8 @@ def run(args) -> int:
     from ..analysis.reporting import readme_claims_current, update_readme_claims, write_table
     checks, unreadable = checks_and_unreadable(args.data_dir, args.results_dir)
     df = to_frame(checks)
-    write_table(df, "checks", args.tables_dir, caption="Every checked claim of the CREPE and Winoground papers")
+    write_table(df, "checks", args.tables_dir,
+                caption="Every checked claim of the CREPE, Winoground and SugarCrepe papers")
     if args.readme:
         update_readme_claims(args.readme, df)
     counts = df["status"].value_counts()

@@ -1,6 +1,6 @@
 """Resumable, verified downloads of the files in :mod:`crepe_utils.download.datasets` (``make data``).
 
-``python -m crepe_utils download {crepe,vg,winoground,sugarcrepe} [--dest DIR] [--yes] [--remove-archives]``
+``python -m crepe_utils download {crepe,vg,winoground,sugarcrepe,coco} [--dest DIR] [--yes] [--remove-archives]``
 
 For each file of the dataset a run goes through these steps; an interrupted run resumes at the
 step it stopped in, and nothing unverified is ever given a final name:

@@ -36,11 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("dataset", choices=DATASETS, nargs="?",
                         help="crepe: hard-negative CSVs; vg: Visual Genome images (about 15 GB); "
-                             "winoground: gated, needs HF_TOKEN; sugarcrepe: SugarCrepe's 7 JSONs (1.7 MB)")
+                             "winoground: gated, needs HF_TOKEN; sugarcrepe: SugarCrepe's 7 JSONs (1.7 MB); "
+                             "coco: COCO val2017, SugarCrepe's images (816 MB)")
     parser.add_argument("--dest", metavar="DIR",
                         help="destination folder (default: $CREPE_DATA/crepe, $VG_IMAGES or "
                              "$CREPE_DATA/visual_genome, $WINOGROUND_DATA or $CREPE_DATA/winoground, "
-                             "$SUGARCREPE_DATA or $CREPE_DATA/sugarcrepe)")
+                             "$SUGARCREPE_DATA or $CREPE_DATA/sugarcrepe, $COCO_IMAGES or $CREPE_DATA/coco)")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask before downloading")
     parser.add_argument("--remove-archives", action="store_true",
                         help="delete each zip once extracted (its sha256 stays recorded)")

@@ -15,8 +15,9 @@ dataset            files
                    Face hub; sha256 recorded at the first download, checked against the
                    hub's ``X-Linked-Etag`` where it sends one)
 ``sugarcrepe``     ``{add_att,add_obj,replace_att,replace_obj,replace_rel,swap_att,swap_obj}.json``
-                   (sha256 and exact size pinned). Its images are COCO val2017, a dataset of
-                   its own that is not in this table yet.
+                   (sha256 and exact size pinned). Its images are the next dataset.
+``coco``           ``val2017.zip`` → ``val2017/`` (COCO 2017 validation images, 5,000 JPEGs;
+                   no published checksum: sha256 recorded at the first download)
 =================  ======================================================================
 
 Entries marked ``released_text`` (CREPE's two archives, SugarCrepe's JSONs: small, public, no
@@ -93,7 +94,7 @@ class RemoteFile:
     """One downloadable file and everything known about it."""
 
     name: str                        #: table key, e.g. "crepe-prod"
-    dataset: str                     #: the CLI group: crepe, vg or winoground
+    dataset: str                     #: the CLI group: crepe, vg, winoground, sugarcrepe or coco
     description: str
     filename: str                    #: name on disk, under the destination folder
     url: str                         #: may contain ``{revision}``
@@ -171,6 +172,18 @@ _SC_NOTES = ("JSON object: index -> {filename, caption, negative_caption}; filen
 _SC_LICENCE = "MIT (LICENSE of RAIVNLab/sugar-crepe)"
 
 
+_COCO_SOURCES = (
+    "URL: cocodataset.org/#download (2017 Val images [5K/1GB]); RAIVNLab/sugar-crepe README: SugarCrepe uses "
+    "the images of the COCO-2017 validation set",
+    "approximate size: 815,585,330 bytes, the Content-Length public download logs of this URL show (COCO publishes "
+    "none)",
+)
+_COCO_NOTES = ("No checksum is published: the sha256 and size of the first download are recorded and later runs "
+               "are checked against that record. The archive holds val2017/<12-digit id>.jpg.")
+_COCO_LICENCE = ("COCO images: Flickr terms of use, each image under its own Creative Commons licence "
+                 "(cocodataset.org/#termsofuse)")
+
+
 def _sugarcrepe(subset: str, triples: int, sha256: str, size: int) -> RemoteFile:
     """One of SugarCrepe's seven JSONs (``subset`` as in its file name)."""
     return RemoteFile(
@@ -243,7 +256,14 @@ FILES: tuple[RemoteFile, ...] = (
     _sugarcrepe("replace_rel", 1406, "356bcc2fc4c6aed3f4d9fd50acc58489bb1fe70c28791f9368d4cbf9ea39cdc9", 312_629),
     _sugarcrepe("swap_att", 666, "7a7ce04e5c4c80412b48c6f0c1347fb1a2f5d54c0be6aa429b64d390e442f8d0", 154_665),
     _sugarcrepe("swap_obj", 245, "073cdb8e253d053614e80710834d9773b09dbc1dd0a412f6f9492262caa1dcad", 57_569),
-    # SugarCrepe's images, COCO val2017, go here as a dataset of their own (large: never released_text).
+    # SugarCrepe's images (large: never released_text)
+    RemoteFile(
+        name="coco-val2017", dataset="coco",
+        description="COCO 2017 validation images (5,000 JPEGs val2017/<12-digit id>.jpg; SugarCrepe's images)",
+        filename="val2017.zip", url="http://images.cocodataset.org/zips/val2017.zip",
+        approx_size=815_585_330, extract=Extraction("val2017", root_required=True),
+        licence=_COCO_LICENCE, notes=_COCO_NOTES, sources=_COCO_SOURCES,
+    ),
 )
 
 DATASETS: tuple[str, ...] = tuple(dict.fromkeys(f.dataset for f in FILES))

@@ -6,8 +6,12 @@ only read them; nothing is computed. Model keys are those of :mod:`crepe_utils.m
 
 Two files hold counts of the released *data* rather than the papers' numbers, pinned so that a
 recount can be checked against them: ``released_productivity_files.csv`` (per productivity CSV:
-sha256 and counts) and ``released_counts.csv`` (totals of CREPE's productivity files and of
-Winoground's text metadata).
+sha256 and counts) and ``released_counts.csv`` (totals of CREPE's productivity files, of
+Winoground's text metadata and of SugarCrepe's JSONs).
+
+SugarCrepe's results table (``sugarcrepe_published.csv``) names its models as the paper does, with
+their open_clip architecture and tag; its ``imagenet_model`` column is the model's key in
+``imagenet_zeroshot.csv``, which therefore also holds CLIP models outside the registry.
 """
 from __future__ import annotations
 
@@ -89,6 +93,16 @@ def imagenet_table() -> pd.DataFrame:
     return _with_model_columns(_read("imagenet_zeroshot.csv"))
 
 
+def sugarcrepe_published() -> pd.DataFrame:
+    """SugarCrepe's results table: Recall@1 (%) per model × subset, ``decimals`` as printed."""
+    return _read("sugarcrepe_published.csv").copy()
+
+
+def sugarcrepe_imagenet_r() -> pd.DataFrame:
+    """SugarCrepe's Pearson r of each subset's R@1 against ImageNet zero-shot top-1, ``decimals`` as printed."""
+    return _read("sugarcrepe_imagenet_r.csv").copy()
+
+
 def claims() -> pd.DataFrame:
     """The papers' stated numbers that the checks test (R², chance levels, totals, tag counts)."""
     return _read("claims.csv").copy()
@@ -114,7 +128,7 @@ def released_productivity_queries() -> dict[tuple[str, int], int]:
 
 
 def released_counts(dataset: str) -> dict[str, int | str]:
-    """Pinned counts of one released dataset ("crepe-prod" or "winoground"): quantity → value."""
+    """Pinned counts of one released dataset ("crepe-prod", "winoground", "sugarcrepe"): quantity → value."""
     df = _read("released_counts.csv")
     rows = df[df["dataset"] == dataset]
     if rows.empty:
