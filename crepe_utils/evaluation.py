@@ -113,8 +113,9 @@ def _queries(bench, run: Run, selection: Selection, used: EvaluationSettings):
 
 def _scores(loaded, queries, used: EvaluationSettings, run: Run, score_dtype):
     """Every candidate's score: by the engine from the images and captions, or by a text-only scorer."""
-    if hasattr(loaded.model, "score_queries"):           # blind scorers read no image
-        return loaded.model.score_queries(queries.queries, score_dtype)
+    if hasattr(loaded.model, "score_texts"):             # blind scorers read no image
+        scores, stats = loaded.model.score_texts(queries.queries)
+        return engine.EngineResult.of_scores(queries.queries, scores.astype(score_dtype), stats)
     cache = paths.cache_dir(run.cache_dir) / "embeddings" if run.cache_dir is not False else None
     options = engine.RunOptions.of(used, score_dtype=score_dtype)
     return engine.run(loaded, queries.queries, queries.images(), options, cache_dir=cache, progress=run.progress,

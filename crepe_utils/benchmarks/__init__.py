@@ -11,9 +11,10 @@ from __future__ import annotations
 from ..settings import EvaluationSettings
 from .crepe import PRODUCTIVITY, SYSTEMATICITY
 from .spec import Benchmark, Loaded, Selection, SelectionError, Sources
+from .sugarcrepe import SUGARCREPE
 from .winoground import WINOGROUND
 
-BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (SYSTEMATICITY, PRODUCTIVITY, WINOGROUND)}
+BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (SYSTEMATICITY, PRODUCTIVITY, WINOGROUND, SUGARCREPE)}
 ALIASES: dict[str, str] = {alias: b.name for b in BENCHMARKS.values() for alias in b.aliases}
 
 

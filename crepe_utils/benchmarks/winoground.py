@@ -1,7 +1,7 @@
 """Winoground (Thrush et al., CVPR 2022): 400 examples of two images and two captions.
 
-Each image becomes one engine query whose candidates are its example's two captions, so the engine
-computes the four similarities of an example; the scoring rule (:mod:`crepe_utils.scoring.winoground`)
+Each image becomes one engine query whose candidates are its example's two captions, its own first, so
+the engine computes the four similarities of an example; the scoring rule (:mod:`crepe_utils.scoring.winoground`)
 turns them into the text, image and group scores (eq. 1–3). Images are identified by the SHA-256 of
 their bytes: an image stored twice is encoded once and its two copies tie exactly.
 """
@@ -20,13 +20,14 @@ from .spec import Benchmark, Loaded, Selection, Sources, resolved
 
 @dataclass(frozen=True)
 class ImageQuery:
-    """Image ``k`` of example ``index`` (in id order) against the example's two captions."""
+    """Image ``k`` of example ``index`` (in id order) against the example's two captions, its own first."""
 
     query_id: str
     index: int
     k: int
     image_id: str                      #: SHA-256 of the image's bytes
-    candidates: tuple[str, str]        #: caption 0, caption 1
+    candidates: tuple[str, str]        #: caption k, then the other caption
+    fold_unit: str                     #: what cross-fitted text-only scorers keep in one fold: the example
     box: None = None
 
 
@@ -90,7 +91,8 @@ def load(sources: Sources, selection: Selection, settings) -> Loaded:
     if why_path is not None:
         joined = join_why_hard(examples_frame(data.examples), load_why_hard(why_path), str(why_path))
         labels = joined.set_index("id")["why_hard"]
-    queries = [ImageQuery(f"{ex.id}:image_{k}", index, k, images.ids[index][k], (ex.caption_0, ex.caption_1))
+    queries = [ImageQuery(f"{ex.id}:image_{k}", index, k, images.ids[index][k],
+                          (ex.caption_0, ex.caption_1)[::1 - 2 * k], f"winoground-{ex.id}")
                for index, ex in enumerate(data.examples) for k in (0, 1)]
     described = {
         "data_dir": str(data_dir), "layout": data.layout, "root": str(data.root),

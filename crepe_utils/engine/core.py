@@ -97,6 +97,17 @@ class EngineResult:
     def query_scores(self, i: int) -> np.ndarray:
         return self.scores[self.offsets[i]:self.offsets[i + 1]]
 
+    @classmethod
+    def of_scores(cls, queries: Sequence[Query], scores: np.ndarray, stats: dict) -> "EngineResult":
+        """The result of scores computed without the engine (a text-only scorer): every query kept."""
+        counts = np.fromiter((len(q.candidates) for q in queries), dtype=np.int64, count=len(queries))
+        offsets = np.zeros(len(queries) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        if len(scores) != offsets[-1]:
+            raise ValueError(f"{len(scores)} scores for {offsets[-1]} candidates")
+        return cls(list(queries), np.asarray(scores), offsets, np.zeros(len(queries), dtype=np.int64),
+                   {"n_queries": len(queries), "n_scored": len(queries), "n_skipped": 0, **stats}, [])
+
 
 def score_candidates(text_emb: np.ndarray, crop_emb: np.ndarray, cand_idx: np.ndarray, crop_of_cand: np.ndarray,
                      dtype=np.float32, chunk: int = 1 << 16) -> np.ndarray:

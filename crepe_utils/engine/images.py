@@ -1,4 +1,4 @@
-"""Decoding and cropping, exactly as the official CREPE code does.
+"""Image folders, decoding and cropping (exactly as the official CREPE code crops).
 
 Cropping: ``torchvision.transforms.functional.crop(img, top=y, left=x, height=h, width=w)`` on the
 RGB PIL image, with the CSV's float coordinates passed unchanged, before the model's
@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import os
 import zipfile
+from pathlib import Path
+from typing import Callable
 
 from PIL import Image
 
@@ -29,6 +31,58 @@ def open_rgb(source: Locator) -> Image.Image:
     with Image.open(source) as img:
         img.load()
         return img.convert("RGB")
+
+
+class ImageFolder:
+    """The engine's view of images stored as files: ids mapped to files below one folder (listed once, then
+    O(1) lookups). ``subfolders`` are searched in order (``""`` is the folder itself) and the first file of an
+    id wins; ``id_of(file name)`` gives a file's id, or None for a file that is not an image of the set.
+
+    What the engine asks of an index: ``missing(ids)``, ``locator(id)`` (what :func:`open_rgb` opens),
+    ``stamp(id)`` (the file's size and modification time, for the embedding cache), ``describe(id)``
+    (for messages), ``remedy`` (what to do about a missing or unreadable image) and ``root``.
+    """
+
+    def __init__(self, root: str | os.PathLike, subfolders: tuple[str, ...], id_of: Callable[[str], str | None],
+                 remedy: str, absent: str):
+        self.root, self.remedy = Path(root), remedy
+        if not self.root.is_dir():
+            raise FileNotFoundError(f"image folder {self.root} does not exist. {absent}")
+        self._paths: dict[str, Path] = {}
+        for folder in (self.root / f for f in subfolders):
+            if folder.is_dir():
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        key = id_of(entry.name)
+                        if key is not None and entry.is_file():
+                            self._paths.setdefault(key, Path(entry.path))
+        self._where = ", ".join(f"{f}/" if f else "the folder itself" for f in subfolders)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __contains__(self, image_id: str) -> bool:
+        return str(image_id) in self._paths
+
+    def path(self, image_id: str) -> Path:
+        found = self._paths.get(str(image_id))
+        if found is None:
+            raise FileNotFoundError(f"image {image_id} not found in {self.root} (looked in {self._where})")
+        return found
+
+    def missing(self, image_ids) -> list[str]:
+        """The ids among ``image_ids`` without a file, each once, in first-seen order."""
+        return list(dict.fromkeys(i for i in map(str, image_ids) if i not in self._paths))
+
+    def locator(self, image_id: str) -> str:
+        return str(self.path(image_id))
+
+    def stamp(self, image_id: str) -> str:
+        st = os.stat(self.path(image_id))
+        return f"{st.st_size}|{st.st_mtime_ns}"
+
+    def describe(self, image_id: str) -> str:
+        return f"{self.path(image_id)} (image {image_id})"
 
 
 def crop(img: Image.Image, box: tuple[float, float, float, float]) -> Image.Image:

@@ -10,7 +10,7 @@ import os
 
 from . import registry
 from ..errors import ModelError
-from . import albef, cyclip, flava, hf_clip, openclip
+from . import albef, blind, cyclip, flava, hf_clip, openclip
 from .family import Family
 from .openclip import check_activation, save_checkpoint
 from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, pick_device, sha256_file
@@ -19,7 +19,7 @@ __all__ = ["FAMILIES", "FP16_WEIGHTS", "Family", "LoadedModel", "ModelError", "M
            "check_activation", "family_of", "load_model", "pick_device", "resolve", "save_checkpoint", "sha256_file"]
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (openclip.FAMILY, cyclip.FAMILY, albef.FAMILY, flava.FAMILY,
-                                                     hf_clip.FAMILY)}
+                                                     hf_clip.FAMILY, blind.FAMILY)}
 
 
 def family_of(model: str) -> Family:
@@ -53,7 +53,7 @@ def load_model(model: str, pretrained: str | None = None, model_config: str | os
     """
     fam = family_of(model)
     loaded = fam.load(fam.resolve(model, pretrained, model_config), device=device, cache_dir=cache_dir)
-    if precision == FP16_WEIGHTS:
+    if precision == FP16_WEIGHTS and fam.name != "blind":
         loaded.model.crepe_fp16_weights = openclip.convert_to_fp16_weights(loaded.model)
     return loaded
 

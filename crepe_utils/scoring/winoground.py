@@ -26,8 +26,8 @@ PER_EXAMPLE_COLUMNS = ["id", "caption_0", "caption_1", "tag", "secondary_tag", "
 def score_matrices(result, n_examples: int) -> tuple[np.ndarray, np.ndarray]:
     """``s[j, c, i]`` for the examples with both images scored, and those examples' indices."""
     s = np.full((n_examples, 2, 2), np.nan)
-    for i, q in enumerate(result.queries):
-        s[q.index, :, q.k] = result.query_scores(i)
+    for i, q in enumerate(result.queries):        # candidates: image k's own caption, then the other
+        s[q.index, q.k, q.k], s[q.index, 1 - q.k, q.k] = result.query_scores(i)
     complete = np.flatnonzero(~np.isnan(s).any(axis=(1, 2)))
     return s[complete], complete
 
