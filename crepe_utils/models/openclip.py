@@ -25,10 +25,11 @@ import re
 import tempfile
 from pathlib import Path
 
-from . import registry
+from . import registry, sugarcrepe_models
 from ..errors import ModelError
 from ..textfile import read_text
-from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, library_versions, sha256_file
+from .spec import (LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, library_versions, require,
+                   sha256_file)
 from .family import Family
 from .spec import pick_device
 
@@ -90,8 +91,8 @@ def resolve(model: str, pretrained: str | None = None, model_config: str | os.Pa
     if model_config is not None:
         config = _register_config(model_config, model)
         model = config["_name"]
-    if pretrained is None and model in {m.key for m in registry.PAPER_MODELS}:
-        row = registry.paper_model(model)
+    row = _table_row(model) if pretrained is None else None
+    if row is not None:
         check_activation(row.architecture, row.quick_gelu, f"{row.display} ({row.pretrained})")
         return ModelSpec(key=row.key, architecture=row.architecture,
                          pretrained=row.weights_url or row.pretrained, quick_gelu=_arch_quick_gelu(row.architecture),
@@ -124,13 +125,27 @@ def resolve(model: str, pretrained: str | None = None, model_config: str | os.Pa
         tags = open_clip.list_pretrained_tags_by_model(model)
         raise ModelError(f"open_clip has no pretrained tag {pretrained!r} for {model!r} and no such file exists; "
                          f"known tags: {', '.join(tags) or 'none'}")
+    row = _checkpoint_row(model, pretrained)
+    weights_qg = row.quick_gelu if row else weights_qg      # a table's fact outranks what the tag entry omits
     check_activation(model, weights_qg, f"open_clip weights {model}/{pretrained}")
-    paper = next((m for m in registry.PAPER_MODELS
-                  if m.architecture == model and m.pretrained == pretrained and not m.weights_url), None)
-    return ModelSpec(key=paper.key if paper else f"{model}/{pretrained}", architecture=model, pretrained=pretrained,
+    return ModelSpec(key=row.key if row else f"{model}/{pretrained}", architecture=model, pretrained=pretrained,
                      quick_gelu=arch_qg, weights_quick_gelu=weights_qg,
-                     display=paper.display if paper else f"{model} ({pretrained})",
-                     train_data=paper.train_data if paper else "other")
+                     display=row.display if row else f"{model} ({pretrained})",
+                     train_data=row.train_data if row else "other", caveat=row.caveat if row else "")
+
+
+def _table_row(key: str):
+    """The row a key names: the CREPE registry's, else SugarCrepe's table's; None for neither."""
+    if key in registry.model_order():
+        return registry.paper_model(key)
+    return sugarcrepe_models.sugarcrepe_model(key) if key in sugarcrepe_models.keys() else None
+
+
+def _checkpoint_row(architecture: str, tag: str):
+    """The table row of open_clip's (architecture, tag), if a table has one (the registry's first)."""
+    paper = next((m for m in registry.PAPER_MODELS
+                  if m.architecture == architecture and m.pretrained == tag and not m.weights_url), None)
+    return paper or sugarcrepe_models.for_checkpoint(architecture, tag)
 
 
 #: model-name schemas open_clip resolves itself (config and weights from the hub or a folder)
@@ -183,6 +198,7 @@ def load(spec: ModelSpec, device: str = "auto", cache_dir: str | None = None) ->
     from open_clip import pretrained as P
 
     dev = pick_device(device)
+    _require_text_tower(spec.architecture)
     source = spec.pretrained
     checkpoint = None
     overrides: dict = {}
@@ -222,6 +238,16 @@ def load(spec: ModelSpec, device: str = "auto", cache_dir: str | None = None) ->
                         "context_length": int(getattr(tokenizer, "context_length", 77)),
                         "libraries": library_versions("open_clip_torch", "torch")})
     return LoadedModel(model=model_obj, preprocess=preprocess, tokenizer=tokenizer, spec=spec, device=dev)
+
+
+def _require_text_tower(architecture: str) -> None:
+    """A ModelError naming the optional extra when the architecture's text tower is a Hugging Face model
+    (``roberta-ViT-B-32``, ``xlm-roberta-*``) and transformers is missing (open_clip's own error would be
+    reported as a failed download)."""
+    import open_clip
+    hf_name = ((open_clip.get_model_config(architecture) or {}).get("text_cfg") or {}).get("hf_model_name")
+    if hf_name:
+        require("transformers", "hf", f"open_clip architecture {architecture} (text tower {hf_name})")
 
 
 def _checkpoint_error(spec: ModelSpec, checkpoint, exc: BaseException) -> ModelError:
