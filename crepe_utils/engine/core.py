@@ -306,7 +306,6 @@ def run(loaded, queries: Sequence[Query], image_index, options: RunOptions = Run
     on the same queries) lets later runs reuse the decoded, resized crops and the token ids of earlier
     ones; the results are the same either way.
     """
-    import torch
     t0 = time.perf_counter()
     check_weights(loaded, options.precision)
     if options.truncation not in TRUNCATIONS:
@@ -320,26 +319,8 @@ def run(loaded, queries: Sequence[Query], image_index, options: RunOptions = Run
     layout = shared.layout(queries, image_index, options.skip_missing_images)
     texts = _Texts(loaded, layout, options, shared, cache_dir, root, progress)
     crops = _Crops(loaded, layout, image_index, options, shared, root, progress)
-    # Texts beside the crops where that keeps the hardware busy without crowding it: on a GPU, or on the
-    # CPU when workers decode (the crop encoder then keeps to the cores the workers leave). On the CPU
-    # without workers both encoders would compete for the same cores, so the texts follow the crops
-    # (only the fast tokenizer's plain-Python work runs beside them). One precision scope around both
-    # threads, so that neither restores the global settings under the other.
-    beside = loaded.device.type != "cpu" or options.num_workers > 0
-    with precision_context(options.precision, loaded.device):
-        planned = Background(texts.plan, "crepe-tokenize", concurrent=not beside and texts.held is None)
-        encoded = Background(lambda: texts.encode(planned), "crepe-texts", concurrent=beside, device=loaded.device,
-                             threads=torch.get_num_threads() if loaded.device.type == "cpu" else None)
-        try:
-            with torch_threads(image_threads):
-                t_img = crops.fill((planned, encoded))
-            keep, dropped = _kept_crops(layout, crops.problems, image_index, options)
-            plan, token_source, t_tok, t_txt = encoded.result()
-        except BaseException:
-            texts.stop.set()                          # the text thread ends after its current shard
-            encoded.wait()
-            planned.wait()
-            raise
+    keep, dropped, plan, token_source, (t_img, t_tok, t_txt) = _encode(
+        loaded, layout, texts, crops, image_index, options, image_threads)
     kept = list(layout.kept) if keep is None else [q for q, k in zip(layout.kept, keep.tolist()) if k]
     scores, offsets, truncated = _scores(layout, keep, plan, texts.store.get, crops.store.get, options.score_dtype)
     stats = {
@@ -361,6 +342,34 @@ def run(loaded, queries: Sequence[Query], image_index, options: RunOptions = Run
         "seconds_total": round(time.perf_counter() - t0, 3),
     }
     return EngineResult(kept, scores, offsets, truncated, stats, list(layout.missing) + dropped)
+
+
+def _encode(loaded, layout, texts: _Texts, crops: _Crops, image_index, options: RunOptions, image_threads):
+    """Encode the crops and the texts: (keep mask, dropped queries, text plan, token source, seconds).
+
+    Texts beside the crops where that keeps the hardware busy without crowding it: on a GPU, or on the
+    CPU when workers decode (the crop encoder then keeps to the cores the workers leave). On the CPU
+    without workers both encoders would compete for the same cores, so the texts follow the crops
+    (only the fast tokenizer's plain-Python work runs beside them). One precision scope around both
+    threads, so that neither restores the global settings under the other.
+    """
+    import torch
+    beside = loaded.device.type != "cpu" or options.num_workers > 0
+    with precision_context(options.precision, loaded.device):
+        planned = Background(texts.plan, "crepe-tokenize", concurrent=not beside and texts.held is None)
+        encoded = Background(lambda: texts.encode(planned), "crepe-texts", concurrent=beside, device=loaded.device,
+                             threads=torch.get_num_threads() if loaded.device.type == "cpu" else None)
+        try:
+            with torch_threads(image_threads):
+                t_img = crops.fill((planned, encoded))
+            keep, dropped = _kept_crops(layout, crops.problems, image_index, options)
+            plan, token_source, t_tok, t_txt = encoded.result()
+        except BaseException:
+            texts.stop.set()                          # the text thread ends after its current shard
+            encoded.wait()
+            planned.wait()
+            raise
+    return keep, dropped, plan, token_source, (t_img, t_tok, t_txt)
 
 
 def _kept_crops(layout, problems: dict, image_index, options: RunOptions):
