@@ -17,11 +17,13 @@ so a claim added to a topic appears in both. The defaults are ``make check``'s: 
 """
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
-from .. import reported
+from .. import paths, reported
+from ..analysis import tables as analysis
+from ..crepe import queries as D
+from ..crepe import validation
+from ..results import store
 from . import crepe as crepe_claims
 from .base import FAIL, Check
 
@@ -34,14 +36,11 @@ def _flat(sections: Sections) -> list[Check]:
 
 def _crepe_results(results) -> pd.DataFrame:
     """A CREPE results table: ``results`` itself, or loaded from the folder it names (None: none)."""
-    from ..results import store
     return results if isinstance(results, pd.DataFrame) else store.load_results(results)
 
 
 def data_report(data_dir=None, token_lengths: bool = False):
     """The validation report of the CREPE data folder (``$CREPE_DATA/crepe`` by default); None without one."""
-    from .. import paths
-    from ..crepe import validation
     crepe = paths.crepe_dir(data_dir)
     return validation.validate(crepe, token_lengths=token_lengths) if crepe is not None else None
 
@@ -55,7 +54,6 @@ def _has_real(evaluated: pd.DataFrame) -> bool:
 
 def _present_productivity_queries(crepe, report) -> list:
     """The queries of the productivity CSVs that validation found (all 27 or fewer)."""
-    from ..crepe import queries as D
     if report is None or not report.ok or report.files.empty:
         return []
     files = report.files[report.files["benchmark"] == "productivity"]
@@ -66,7 +64,6 @@ def _present_productivity_queries(crepe, report) -> list:
 def _all_negatives_sizes(prod_queries: list, report) -> set[int] | None:
     """Candidate counts of the all-negatives sets built from the present files; ``None`` when there is
     nothing to build from (a partial folder may hold no HN-type triple; the full release must)."""
-    from ..crepe import queries as D
     if not prod_queries:
         return None
     built = D.all_negatives_sets(D.QuerySet(prod_queries))
@@ -80,9 +77,7 @@ def systematicity_query_counts(report) -> dict[tuple[str, str, str], int]:
         return {}
     out = {}
     for row in report.files[report.files["benchmark"] == "systematicity"].itertuples():
-        match = re.fullmatch(r"syst_vg_hard_negs_(?:seen|unseen)_compounds_in_(.+)\.csv\[\w+\]", row.file)
-        if match:
-            out[(match.group(1), row.hn_type, row.split)] = int(row.rows)
+        out[(row.train_data, row.hn_type, row.split)] = int(row.rows)
     return out
 
 
@@ -94,8 +89,6 @@ def totals_sections(data_dir=None, report=None) -> Sections:
 
     ``report``: the folder's validation report when already computed (None: validated here).
     """
-    from .. import paths
-    from ..crepe import validation
     crepe = paths.crepe_dir(data_dir)
     if report is None:
         report = data_report(data_dir)
@@ -165,7 +158,6 @@ def productivity_checks(results=None, published: bool = True) -> list[Check]:
 def r2_sections(results=None, sources=reported.IMAGENET_SOURCES) -> Sections:
     """``r2``: every R² of §5.4 per ImageNet source; HN-Swap n = 8 from complete evaluated results
     of at least three models (the paper prints no R@1 there)."""
-    from ..analysis import tables as analysis
     evaluated = _crepe_results(results)
     rows = []
     for source in sources:

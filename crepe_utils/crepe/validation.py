@@ -8,15 +8,21 @@ counted and shown, because it changes how results must be read, not whether they
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
+from tqdm.auto import tqdm
 
+from .. import paths
+from ..engine.images import box_outside, box_wholly_outside, open_rgb
 from . import queries as D
+from .images import ImageIndex
 
 CONTEXT_LENGTH = 77
 
@@ -47,7 +53,7 @@ class ValidationReport:
     def to_text(self, max_files: int = 60) -> str:
         lines = [f"CREPE data: {self.data_dir}" + (f"   images: {self.image_dir}" if self.image_dir else "")]
         if not self.files.empty:
-            view = self.files.drop(columns=["path"], errors="ignore")
+            view = self.files.drop(columns=["path", "train_data"], errors="ignore")
             lines.append(view.head(max_files).to_string(index=False))
             if len(view) > max_files:
                 lines.append(f"... {len(view) - max_files} more files")
@@ -66,7 +72,8 @@ class ValidationReport:
         return "\n".join(lines)
 
 
-def _file_row(label: str, qs: D.QuerySet, benchmark: str, hn_type: str, split: str, complexity, path: Path) -> dict:
+def _file_row(label: str, qs: D.QuerySet, benchmark: str, hn_type: str, split: str, complexity, path: Path,
+              train_data: str = "") -> dict:
     kinds = Counter(i.kind for i in qs.issues)
     keys = Counter((q.image_id, q.box, q.positive) for q in qs)
     n_negs = [len(q.negatives) for q in qs]
@@ -79,13 +86,12 @@ def _file_row(label: str, qs: D.QuerySet, benchmark: str, hn_type: str, split: s
         "positive_among_negatives": kinds.get("positive among negatives", 0),
         "duplicate_queries": sum(v - 1 for v in keys.values() if v > 1),
         "negatives_min": min(n_negs) if n_negs else 0, "negatives_max": max(n_negs) if n_negs else 0,
-        "path": str(path),
+        "path": str(path), "train_data": train_data,     # a systematicity file's training set
     }
 
 
 def systematicity_train_data(data_dir: str | os.PathLike) -> list[str]:
     """Training-set names of the systematicity files under ``data_dir`` (cc12m, yfcc, laion, toy …)."""
-    import re
     names = set()
     for path in Path(data_dir).rglob("syst_vg_hard_negs_*_compounds_in_*.csv"):
         match = re.fullmatch(r"syst_vg_hard_negs_(?:seen|unseen)_compounds_in_(.+)\.csv", path.name)
@@ -101,16 +107,43 @@ def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = 
     ``train_data``: the systematicity training sets to check; default: every one with files.
     """
     report = ValidationReport(str(data_dir), str(image_dir) if image_dir else None, pd.DataFrame())
-    rows: list[dict] = []
-    all_queries: list[D.Query] = []
     if not Path(data_dir).is_dir():
         report.errors.append(f"data folder {data_dir} does not exist (run `make data` or pass --data-dir)")
         return report
+    found = _Found()
+    _read_productivity(data_dir, report, found)
+    _read_systematicity(data_dir, report, found,
+                        systematicity_train_data(data_dir) if train_data is None else train_data)
+    _note_what_was_found(data_dir, report, found)
+    report.files = pd.DataFrame(found.rows)
+    if not report.files.empty:
+        report.files["complexity"] = report.files["complexity"].astype("Int64")
+    report.stats = productivity_stats([q for q in found.queries if q.benchmark == "productivity"])
+    if found.prod_files:
+        report.stats["files"] = found.prod_files
+    if token_lengths and found.queries:
+        _check_tokens(report, found.queries)
+    if image_dir is not None:
+        _check_images(report, found.queries, image_dir, progress)
+    return report
 
-    prod_found = syst_found = 0
-    prod_files: dict[str, dict] = {}
-    if train_data is None:
-        train_data = systematicity_train_data(data_dir)
+
+@dataclass
+class _Found:
+    """What :func:`validate` read: a row per file, every query, the productivity files' stats."""
+    rows: list[dict] = field(default_factory=list)
+    queries: list[D.Query] = field(default_factory=list)
+    prod_files: dict[str, dict] = field(default_factory=dict)
+    n_productivity: int = 0
+    n_systematicity: int = 0
+
+    def add(self, report: ValidationReport, row: dict, qs: D.QuerySet) -> None:
+        self.rows.append(row)
+        self.queries.extend(qs.queries)
+        report.errors.extend(str(i) for i in qs.issues if i.kind == "bad row")
+
+
+def _read_productivity(data_dir, report: ValidationReport, found: _Found) -> None:
     for hn in D.PROD_HN_TYPES:
         for n in D.COMPLEXITIES:
             name = D.productivity_file_name(hn, n)
@@ -118,16 +151,17 @@ def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = 
                 path = D.find_file(data_dir, name, prefer_parent=hn)
             except D.DataError:
                 continue
-            prod_found += 1
+            found.n_productivity += 1
             try:
                 qs = D.load_productivity(data_dir, [hn], [n], on_bad_row="skip")
             except D.DataError as exc:
                 report.errors.append(str(exc))
                 continue
-            rows.append(_file_row(name, qs, "productivity", hn, "", n, path))
-            prod_files[name] = productivity_file_stats(qs, name, path)
-            all_queries.extend(qs.queries)
-            report.errors.extend(str(i) for i in qs.issues if i.kind == "bad row")
+            found.add(report, _file_row(name, qs, "productivity", hn, "", n, path), qs)
+            found.prod_files[name] = productivity_file_stats(qs, name, path)
+
+
+def _read_systematicity(data_dir, report: ValidationReport, found: _Found, train_data) -> None:
     for td in train_data:
         for split in D.SYST_SPLITS:
             name = D.systematicity_file_name(split, td)
@@ -135,47 +169,40 @@ def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = 
                 path = D.find_file(data_dir, name)
             except D.DataError:
                 continue
-            syst_found += 1
+            found.n_systematicity += 1
             for hn in D.SYST_HN_TYPES:
                 try:
                     qs = D.load_systematicity(data_dir, td, [hn], [split], on_bad_row="skip")
                 except D.DataError as exc:
                     report.errors.append(str(exc))
                     continue
-                rows.append(_file_row(f"{name}[{hn}]", qs, "systematicity", hn, split, None, path))
-                all_queries.extend(qs.queries)
-                report.errors.extend(str(i) for i in qs.issues if i.kind == "bad row")
-    if prod_found == 0 and syst_found == 0:
+                found.add(report, _file_row(f"{name}[{hn}]", qs, "systematicity", hn, split, None, path, td), qs)
+
+
+def _note_what_was_found(data_dir, report: ValidationReport, found: _Found) -> None:
+    if found.n_productivity == 0 and found.n_systematicity == 0:
         report.errors.append(f"no CREPE CSV found under {data_dir} (run `make data` or pass --data-dir)")
-    elif prod_found not in (0, 27):
-        report.notes.append(f"{prod_found} of CREPE's 27 productivity files found under {data_dir}: an evaluation "
-                            "covers only those (name the complexities explicitly)")
-    if syst_found == 0:
+    elif found.n_productivity not in (0, 27):
+        report.notes.append(f"{found.n_productivity} of CREPE's 27 productivity files found under {data_dir}: "
+                            "an evaluation covers only those (name the complexities explicitly)")
+    if found.n_systematicity == 0:
         report.notes.append("no systematicity CSVs found (they are in syst_hard_negatives.zip)")
     if any(p.name.endswith("_all.csv") for p in Path(data_dir).rglob("prod_vg_hard_negs_*_all.csv")):
         report.notes.append("prod_vg_hard_negs_*_all.csv present: not used; the paper's productivity results "
                             "come from the per-complexity files (the _all files are not their concatenation)")
-    report.files = pd.DataFrame(rows)
-    if not report.files.empty:
-        report.files["complexity"] = report.files["complexity"].astype("Int64")
-    report.stats = productivity_stats([q for q in all_queries if q.benchmark == "productivity"])
-    if prod_files:
-        report.stats["files"] = prod_files
 
-    if token_lengths and all_queries:
-        report.token_lengths = _token_lengths(all_queries)
-        over = report.token_lengths[report.token_lengths["n_tokens"] > CONTEXT_LENGTH]
-        if len(over):
-            report.notes.append(f"{len(over):,} distinct captions exceed {CONTEXT_LENGTH} tokens; the evaluation "
-                                "truncates them (policy in the results manifest)")
-        ties = token_identical_ties(all_queries)
-        report.stats["token_identical_ties"] = sum(ties.values())
-        if ties:
-            report.notes.append("queries with a negative token-identical to the positive (an exact tie for "
-                                "every CLIP model): " + ", ".join(f"{b} {h}: {n:,}" for (b, h), n in sorted(ties.items())))
-    if image_dir is not None:
-        _check_images(report, all_queries, image_dir, progress)
-    return report
+
+def _check_tokens(report: ValidationReport, queries) -> None:
+    report.token_lengths = _token_lengths(queries)
+    over = report.token_lengths[report.token_lengths["n_tokens"] > CONTEXT_LENGTH]
+    if len(over):
+        report.notes.append(f"{len(over):,} distinct captions exceed {CONTEXT_LENGTH} tokens; the evaluation "
+                            "truncates them (policy in the results manifest)")
+    ties = token_identical_ties(queries)
+    report.stats["token_identical_ties"] = sum(ties.values())
+    if ties:
+        report.notes.append("queries with a negative token-identical to the positive (an exact tie for "
+                            "every CLIP model): " + ", ".join(f"{b} {h}: {n:,}" for (b, h), n in sorted(ties.items())))
 
 
 def productivity_stats(queries) -> dict:
@@ -214,7 +241,6 @@ def productivity_file_stats(qs: D.QuerySet, name: str, path: Path) -> dict:
 
 
 def _sha256(path: Path) -> str:
-    import hashlib
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -275,9 +301,6 @@ def token_identical_ties(queries) -> Counter:
 
 def _check_images(report: ValidationReport, queries, image_dir, progress: bool = False) -> None:
     """Every queried image decoded in full (a damaged file fails here, not halfway through a run)."""
-    from tqdm.auto import tqdm
-    from ..engine.images import box_outside, box_wholly_outside, open_rgb
-    from .images import ImageIndex
     try:
         index = ImageIndex(image_dir)
     except FileNotFoundError as exc:
@@ -321,7 +344,6 @@ def _check_images(report: ValidationReport, queries, image_dir, progress: bool =
 # ------------------------------------------------------------------------------ command line
 
 def add_arguments(parser) -> None:
-    from .. import paths
     parser.add_argument("--data-dir", default=None,
                         help="folder holding CREPE's CSVs (default: $CREPE_DATA/crepe, i.e. ./data/crepe)")
     parser.add_argument("--image-dir", default=None, help="Visual Genome images (checked when given)")
