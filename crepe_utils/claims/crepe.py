@@ -12,7 +12,7 @@ import pandas as pd
 
 from .. import reported
 from ..analysis.correlation import r_squared
-from ..analysis.tables import productivity_r2_inputs, systematicity_r2_inputs
+from ..analysis.tables import granularity_table, productivity_r2_inputs, systematicity_r2_inputs
 from ..results.completeness import incomplete_reasons
 from .base import FAIL, NEEDS, PAPER, PASS, Check, _fmt
 
@@ -134,28 +134,10 @@ def check_productivity_totals(stats: dict | None, claims: pd.DataFrame | None = 
 
     unknown = sorted(set(files) - set(pinned_files.index))
     differ = sorted(n for n in files if n in pinned_files.index and files[n]["sha256"] != pinned_files.at[n, "sha256"])
-    wrong = []
-    for name in sorted(n for n in files if n in pinned_files.index):
-        same_bytes = files[name]["sha256"] == pinned_files.at[name, "sha256"]
-        for ours_key, pinned_key in RELEASED_FILE_COUNTS.items():
-            ours_v, pinned_v = files[name].get(ours_key), int(pinned_files.at[name, pinned_key])
-            if ours_v != pinned_v:
-                wrong.append(f"{name}: {ours_key} {ours_v}, pinned {pinned_v}"
-                             + (" (same bytes as the pinned file: our count is wrong)" if same_bytes else ""))
-    miscounted = {w.split(':')[0] for w in wrong}
-    out = [Check(names[0], f"{n_released} released files", f"{len(files)} present, {len(files) - len(differ) - len(unknown)} match",
-                 FAIL if unknown or set(differ) & miscounted else PASS,
-                 (f"differ from the pinned sha256: {_listed(differ)}"
-                  + (". Their counts differ too: re-download with `make data-crepe` (checksummed archive). "
-                     if set(differ) & miscounted else
-                     "; every count agrees with the pinned one, so the bytes differ only in what is not counted "
-                     "(e.g. line endings). ") if differ else "")
-                 + (f"not a released file: {_listed(unknown)}. " if unknown else "")
-                 + (f"{n_released - len(files)} of {n_released} not present: totals are not compared."
-                    if len(files) < n_released else ""), "totals")]
-
+    wrong, miscounted = _miscounted_files(files, pinned_files)
+    out = [_released_files_check(names[0], files, n_released, unknown, differ, miscounted)]
     checked = len(files) - len(unknown)
-    out.append(Check(names[1], "pinned", f"{checked - len({w.split(':')[0] for w in wrong})} of {checked} files agree",
+    out.append(Check(names[1], "pinned", f"{checked - len(miscounted)} of {checked} files agree",
                      FAIL if wrong else PASS, _listed(wrong), "totals"))
 
     complete = not unknown and set(files) == set(pinned_files.index)
@@ -167,18 +149,50 @@ def check_productivity_totals(stats: dict | None, claims: pd.DataFrame | None = 
     out.append(Check(names[2], "pinned", f"{len(RELEASED_TOTALS) - len(off)} of {len(RELEASED_TOTALS)} agree",
                      FAIL if off else PASS, (_listed(off) + f": {RECOUNT_HINT}") if off else
                      ", ".join(f"{q} {pinned[q]:,}" for q in RELEASED_TOTALS), "totals"))
+    return out + [_paper_total_check(row, stats, pinned) for row in paper_rows]
 
-    for name, paper_v, quantity, tolerance, shown in paper_rows:
-        ours_v, pinned_v = _stat(stats, RELEASED_TOTALS[quantity]), pinned[quantity]
-        if ours_v != pinned_v:
-            status, detail = FAIL, f"our count {ours_v:,} differs from the pinned count {pinned_v:,}: {RECOUNT_HINT}"
-        elif abs(pinned_v - paper_v) <= tolerance:
-            status, detail = PASS, ""
-        else:
-            status, detail = PAPER, (f"the released files hold {pinned_v:,} (pinned, and our count); the paper does "
-                                     "not explain the difference")
-        out.append(Check(name, shown, f"{ours_v:,}", status, detail, "totals"))
-    return out
+
+def _miscounted_files(files: dict, pinned_files: pd.DataFrame) -> tuple[list[str], set[str]]:
+    """(one line per count that differs from the pinned one, the names of the files with such a count)."""
+    wrong, miscounted = [], set()
+    for name in sorted(n for n in files if n in pinned_files.index):
+        same_bytes = files[name]["sha256"] == pinned_files.at[name, "sha256"]
+        for ours_key, pinned_key in RELEASED_FILE_COUNTS.items():
+            ours_v, pinned_v = files[name].get(ours_key), int(pinned_files.at[name, pinned_key])
+            if ours_v != pinned_v:
+                wrong.append(f"{name}: {ours_key} {ours_v}, pinned {pinned_v}"
+                             + (" (same bytes as the pinned file: our count is wrong)" if same_bytes else ""))
+                miscounted.add(name)
+    return wrong, miscounted
+
+
+def _released_files_check(name: str, files: dict, n_released: int, unknown: list[str], differ: list[str],
+                          miscounted: set[str]) -> Check:
+    """Whether the productivity CSVs present are the released ones (their sha256, else their counts)."""
+    return Check(name, f"{n_released} released files", f"{len(files)} present, {len(files) - len(differ) - len(unknown)} match",
+                 FAIL if unknown or set(differ) & miscounted else PASS,
+                 (f"differ from the pinned sha256: {_listed(differ)}"
+                  + (". Their counts differ too: re-download with `make data-crepe` (checksummed archive). "
+                     if set(differ) & miscounted else
+                     "; every count agrees with the pinned one, so the bytes differ only in what is not counted "
+                     "(e.g. line endings). ") if differ else "")
+                 + (f"not a released file: {_listed(unknown)}. " if unknown else "")
+                 + (f"{n_released - len(files)} of {n_released} not present: totals are not compared."
+                    if len(files) < n_released else ""), "totals")
+
+
+def _paper_total_check(row: tuple, stats: dict, pinned: dict) -> Check:
+    """One of the paper's totals against the pinned count (and ours against the pinned)."""
+    name, paper_v, quantity, tolerance, shown = row
+    ours_v, pinned_v = _stat(stats, RELEASED_TOTALS[quantity]), pinned[quantity]
+    if ours_v != pinned_v:
+        status, detail = FAIL, f"our count {ours_v:,} differs from the pinned count {pinned_v:,}: {RECOUNT_HINT}"
+    elif abs(pinned_v - paper_v) <= tolerance:
+        status, detail = PASS, ""
+    else:
+        status, detail = PAPER, (f"the released files hold {pinned_v:,} (pinned, and our count); the paper does "
+                                 "not explain the difference")
+    return Check(name, shown, f"{ours_v:,}", status, detail, "totals")
 
 
 # ------------------------------------------------------------------ granularity
@@ -189,7 +203,6 @@ def check_granularity(published_prod: pd.DataFrame, query_counts: dict[tuple[str
     ``query_counts`` maps (hn_type, complexity) to N, the query count of that CSV. A value that
     is not k/N cannot come from the released file (or was computed over a different set).
     """
-    from ..analysis.tables import granularity_table
     if not query_counts:
         return [Check("Published productivity R@1 are k/N for the released files", "—", "—", NEEDS,
                       "no productivity CSVs found", "granularity")]
