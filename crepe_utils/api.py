@@ -12,10 +12,12 @@ from pathlib import Path
 import pandas as pd
 
 from .benchmarks import Selection
+from .cli import build_parser
 from .errors import CrepeError
 from .evaluation import Run, evaluate
 from .results.store import load_results
 from .settings import EvaluationSettings
+from .toy import pipeline
 from .winoground.results import load_results as load_winoground_results
 
 __all__ = ["evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "load_winoground_results",
@@ -23,7 +25,7 @@ __all__ = ["evaluate", "Run", "Selection", "EvaluationSettings", "load_results",
 
 
 class ToyWorldError(CrepeError, RuntimeError):
-    """The toy-world pipeline stopped (its message has been printed)."""
+    """The toy-world pipeline stopped; the message says why (the pipeline's own error is its cause)."""
 
 
 def toy_world(out: str | os.PathLike = "results/toy", *, seed: int | None = None, steps: int | None = None,
@@ -34,13 +36,12 @@ def toy_world(out: str | os.PathLike = "results/toy", *, seed: int | None = None
     Stages already computed with the same settings under ``out`` are reused. ``None`` keeps the
     command's default. Returns the evaluated summaries (``kind="toy"``), as :func:`load_results`.
     """
-    from .cli import build_parser
-    from .toy import pipeline
-
     options = {"--seed": seed, "--steps": steps, "--train-scenes": train_scenes, "--held-out": held_out,
                "--syst-rows": syst_rows, "--prod-rows": prod_rows}
     argv = ["--out", str(out)] + [str(x) for k, v in options.items() if v is not None for x in (k, v)]
     argv += ["--force"] * force + ["--quiet"] * quiet
-    if pipeline.run(build_parser("toy").parse_args(argv)) != 0:
-        raise ToyWorldError(f"the toy-world pipeline failed under {out}: see the message above")
+    try:
+        pipeline.run(build_parser("toy").parse_args(argv))
+    except CrepeError as exc:          # re-raised with where, not printed: the caller decides
+        raise ToyWorldError(f"the toy-world pipeline failed under {out}: {exc}") from exc
     return load_results(Path(out) / "results")

@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
-from .errors import CrepeError, error_line
-
-#: set to 1 to see the traceback of a user error (CrepeError or OSError) instead of its one line
-TRACEBACK_ENV = "CREPE_TRACEBACK"
+from .errors import TRACEBACK_ENV, error_line, exit_status  # noqa: F401 - TRACEBACK_ENV: cli's name for it
 
 #: command → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -59,15 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(command).parse_args(rest)
     mod = importlib.import_module(COMMANDS[command][0])
     runner = getattr(mod, f"run_{command.replace('-', '_')}", None) or mod.run
-    try:
-        return int(runner(args) or 0)
-    # A user error: its message says what to fix, so one line and no traceback. An OSError names the
-    # file or folder it could not read or write (a path given on the command line, a full disk).
-    except (CrepeError, OSError) as exc:
-        if os.environ.get(TRACEBACK_ENV):
-            raise
-        print(error_line(exc), file=sys.stderr)
-        return 1
+    return exit_status(lambda: runner(args))      # the one place a user error is printed
 
 
 if __name__ == "__main__":

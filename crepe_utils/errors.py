@@ -6,6 +6,13 @@ and exit non-zero. Anything else escaping is a bug in this package.
 """
 from __future__ import annotations
 
+import os
+import sys
+from typing import Callable
+
+#: set to 1 to see the traceback of a user error (CrepeError or OSError) instead of its one line
+TRACEBACK_ENV = "CREPE_TRACEBACK"
+
 
 class CrepeError(Exception):
     """Base of every error this package raises for input it cannot use."""
@@ -38,3 +45,19 @@ def error_line(exc: BaseException | str) -> str:
     for part in parts[1:]:
         text += (" " if text.endswith(":") else "; ") + part
     return f"error: {text}"
+
+
+def exit_status(run: Callable[[], int | None]) -> int:
+    """``run()``'s exit status, with the one error boundary of every command around it.
+
+    A user error (:class:`CrepeError`; an :class:`OSError` names the file or folder it could not read
+    or write) is printed as one line and exits 1, since its message says what to fix; with
+    ``CREPE_TRACEBACK=1`` it propagates with its traceback. Anything else is a bug and propagates.
+    """
+    try:
+        return int(run() or 0)
+    except (CrepeError, OSError) as exc:
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print(error_line(exc), file=sys.stderr)
+        return 1

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from .atomic import atomic_path, write_text
-from .errors import error_line
+from .errors import CrepeError, exit_status
 from .paths import PROJECT_ROOT
 
 
@@ -37,10 +37,27 @@ def _value(text: str):
 
 def execute(source: str | Path, executed: str | Path, parameters: dict | None = None,
             html: bool = True, cwd: str | Path | None = None, progress: bool = False) -> Path:
-    """Run ``source`` into ``executed`` (atomically) and write ``executed`` with suffix .html beside it."""
+    """Run ``source`` into ``executed`` (atomically) and write ``executed`` with suffix .html beside it.
+
+    A failing cell raises :class:`NotebookError` naming the cell; a missing notebook, an OSError.
+    """
     import papermill as pm
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbconvert import HTMLExporter
 
     executed = Path(executed)
+    try:
+        _run_notebook(source, executed, parameters, cwd, progress)
+    except (pm.PapermillExecutionError, NoSuchKernel) as exc:   # a failing cell, no python3 kernel
+        raise NotebookError(f"{source} failed: {_failure(exc)}") from exc
+    if html:
+        body, _ = HTMLExporter().from_filename(str(executed))
+        write_text(executed.with_suffix(".html"), body)
+    return executed
+
+
+def _run_notebook(source, executed: Path, parameters: dict | None, cwd, progress: bool) -> None:
+    import papermill as pm
     with atomic_path(executed) as tmp:
         # the kernel's own log stays quiet: ipykernel warns on stderr at every start that its local TCP
         # sockets are unencrypted, and logs the interrupt papermill sends it after a failed cell (the
@@ -48,11 +65,10 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
         pm.execute_notebook(str(source), str(tmp), parameters=parameters or {}, kernel_name="python3",
                             cwd=str(cwd or PROJECT_ROOT), progress_bar=progress, log_output=False,
                             extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
-    if html:
-        from nbconvert import HTMLExporter
-        body, _ = HTMLExporter().from_filename(str(executed))
-        write_text(executed.with_suffix(".html"), body)
-    return executed
+
+
+class NotebookError(CrepeError, RuntimeError):
+    """A notebook that did not run to its end: the failing cell, or no kernel to run it."""
 
 
 def _failure(exc: Exception) -> str:
@@ -159,12 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     params = {name: _value(value) for name, value in args.parameter}
     print(f"running {args.source} -> {args.executed}" + (f" with {params}" if params else ""), flush=True)
-    try:
-        execute(args.source, args.executed, params, html=not args.no_html, progress=sys.stderr.isatty())
-    except Exception as exc:  # noqa: BLE001 - a failing cell, a missing notebook or kernel: one line each
-        print(error_line(f"{args.source} failed: {_failure(exc)}"), file=sys.stderr)
-        return 1
-    return 0
+    return exit_status(lambda: execute(args.source, args.executed, params, html=not args.no_html,
+                                       progress=sys.stderr.isatty()) and 0)
 
 
 if __name__ == "__main__":

@@ -256,13 +256,12 @@ def test_training_is_reproducible(small_world, tmp_path):
 
 # ------------------------------------------------------------------------------ the pipeline
 
-def _toy(out: Path, *extra: str) -> tuple[int, str]:
-    from crepe_utils.cli import build_parser
-    from crepe_utils.toy.pipeline import run
+def _toy(out: Path, *extra: str) -> int:
+    """The toy command's exit status, through the command line's one error boundary."""
+    from crepe_utils.cli import main
 
-    args = build_parser("toy").parse_args(["--out", str(out), "--train-scenes", "60", "--syst-rows", "5",
-                                           "--prod-rows", "1", "--batch-size", "8", "--quiet", *extra])
-    return run(args)
+    return main(["toy", "--out", str(out), "--train-scenes", "60", "--syst-rows", "5",
+                 "--prod-rows", "1", "--batch-size", "8", "--quiet", *extra])
 
 
 def test_pipeline_caches_each_stage(tmp_path, capsys):

@@ -9,7 +9,7 @@ from typing import Mapping
 
 from .. import textfile
 from .datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, files_for
-from ..errors import DownloadError, error_line
+from ..errors import error_line
 from .downloader import Downloader
 from .extraction import MARKER_NAME
 from .places import default_destination
@@ -83,10 +83,7 @@ def run(args: argparse.Namespace) -> int:
         dest = Path(args.dest) if args.dest else default_destination(args.dataset)
         confirm = None if args.yes or not sys.stdin.isatty() else _ask
         Downloader(entries, dest, token=hub_token(), remove_archives=args.remove_archives).run(confirm)
-    except DownloadError as exc:          # DatasetTableError included
-        print(error_line(exc), file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:             # not an error: say how to resume (a DownloadError reaches the cli)
         print("interrupted: partial downloads are kept (*.part) and resumed by the next run", file=sys.stderr)
         return 130
     return 0

@@ -25,14 +25,15 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 import time
 from importlib.metadata import version
 from pathlib import Path
 
+import pandas as pd
+
 from ..atomic import write_json
 from ..evaluation import evaluate
-from ..errors import CrepeError, error_line
+from ..errors import CrepeError
 from . import numerics
 from .build import DEFAULT_HELD_OUT, TRAIN_DATA, WorldConfig, build_world
 from .train import TrainConfig, train
@@ -120,7 +121,6 @@ def evaluate_toy(world: Path, model: Path, model_summary: dict, out: Path, seed:
 
 def _records(df, columns: list[str]) -> list[dict]:
     """Rows of a summary table as JSON-ready dicts (missing values as None)."""
-    import pandas as pd
     return [{k: (None if pd.isna(v) else v.item() if hasattr(v, "item") else v) for k, v in row.items()}
             for row in df[[c for c in columns if c in df.columns]].to_dict("records")]
 
@@ -182,35 +182,31 @@ def run(args) -> int:
     world_dir, model_dir, results_dir = (out / s for s in STAGES)
     keys: dict[str, str] = {}
     numerics.pin_environment()     # before anything below imports torch
-    try:
-        world_cfg, train_cfg = configs(args)
-        keys["world"] = stage_key("world", world_cfg.to_dict(), None)
-        world, cached = _run_stage(world_dir, "world", keys["world"], world_cfg.to_dict(),
-                                   lambda f: build_world(world_cfg, f, progress=progress)["counts"], args.force)
-        _report("world", world_dir, cached)
-        if args.until == "world":
-            return 0
-        cpu = numerics.in_effect(train_cfg.threads)
-        model_cfg = {**train_cfg.to_dict(), "numerics": cpu}
-        keys["model"] = stage_key("model", model_cfg, keys["world"])
-        model, cached = _run_stage(model_dir, "model", keys["model"], model_cfg,
-                                   lambda f: _train_stage(world_dir, f, train_cfg, progress), args.force)
-        _report("model", model_dir, cached)
-        print(f"  training: {model['seconds']} s, final loss {model['final_loss']:.3f}, in-batch accuracy "
-              f"{100 * model['val_accuracy']:.1f} % among {model['val_k']} "
-              f"(chance {100 * model['val_chance']:.1f} %)")
-        if args.until == "model":
-            return 0
-        eval_cfg = {"seed": args.seed, "device": "cpu", "precision": "portable", "numerics": cpu}
-        keys["results"] = stage_key("results", eval_cfg, keys["model"])
-        results, cached = _run_stage(results_dir, "results", keys["results"], eval_cfg,
-                                     lambda f: evaluate_toy(world_dir, model_dir, model, f, args.seed, progress,
-                                                            train_cfg.threads),
-                                     args.force)
-        _report("results", results_dir, cached)
-    except CrepeError as exc:          # StageError, WorldError, TrainError, CaptionError
-        print(error_line(exc), file=sys.stderr)
-        return 1
+    world_cfg, train_cfg = configs(args)
+    keys["world"] = stage_key("world", world_cfg.to_dict(), None)
+    world, cached = _run_stage(world_dir, "world", keys["world"], world_cfg.to_dict(),
+                               lambda f: build_world(world_cfg, f, progress=progress)["counts"], args.force)
+    _report("world", world_dir, cached)
+    if args.until == "world":
+        return 0
+    cpu = numerics.in_effect(train_cfg.threads)
+    model_cfg = {**train_cfg.to_dict(), "numerics": cpu}
+    keys["model"] = stage_key("model", model_cfg, keys["world"])
+    model, cached = _run_stage(model_dir, "model", keys["model"], model_cfg,
+                               lambda f: _train_stage(world_dir, f, train_cfg, progress), args.force)
+    _report("model", model_dir, cached)
+    print(f"  training: {model['seconds']} s, final loss {model['final_loss']:.3f}, in-batch accuracy "
+          f"{100 * model['val_accuracy']:.1f} % among {model['val_k']} "
+          f"(chance {100 * model['val_chance']:.1f} %)")
+    if args.until == "model":
+        return 0
+    eval_cfg = {"seed": args.seed, "device": "cpu", "precision": "portable", "numerics": cpu}
+    keys["results"] = stage_key("results", eval_cfg, keys["model"])
+    results, cached = _run_stage(results_dir, "results", keys["results"], eval_cfg,
+                                 lambda f: evaluate_toy(world_dir, model_dir, model, f, args.seed, progress,
+                                                        train_cfg.threads),
+                                 args.force)
+    _report("results", results_dir, cached)
     print(headline(results))
     return 0
 
