@@ -177,8 +177,3 @@ def published_files(root: str | os.PathLike, name: str) -> list[Path]:
         if name in files:
             found.append(Path(folder) / name)
     return sorted(found)
-
-
-def is_temporary(path: Path, root: Path) -> bool:
-    """Whether ``path`` lies inside a hidden (temporary) folder below ``root``."""
-    return any(part.startswith(".") for part in path.relative_to(root).parts[:-1])

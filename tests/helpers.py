@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -350,3 +351,13 @@ def write_retrieval(directory, summary, per_query, manifest):
     frames = [per_query] if isinstance(per_query, pd.DataFrame) else per_query
     tables = Tables(summary, store.SUMMARY_COLUMNS, frames, store.PER_QUERY_COLUMNS, "%.6g", "%.9g")
     return store.write_result(directory, tables, manifest)
+
+
+def is_temporary(path: Path, root: Path) -> bool:
+    """Whether ``path`` lies inside a hidden (temporary) folder below ``root``."""
+    return any(part.startswith(".") for part in path.relative_to(root).parts[:-1])
+
+
+def issue_counts(query_set) -> Counter:
+    """A CREPE query set's issues counted by kind."""
+    return Counter(i.kind for i in query_set.issues)

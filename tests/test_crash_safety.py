@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 import helpers
-from crepe_utils import atomic
 from crepe_utils.engine import embedding_cache
 from crepe_utils.engine import core as engine
 from crepe_utils.engine.core import RunOptions
@@ -88,7 +87,7 @@ def test_killed_run_resumes_to_identical_files(kill, at, images_left, texts_left
     _killed(_spawn(tmp_path, tiny_model, crash_root, out, cache, kill=kill, at=at))
     assert results.load_results(out).empty                    # no result is visible
     assert not (out.exists() and any(p.is_file() for p in out.rglob("*") if p.name == "manifest.json"
-                                     and not atomic.is_temporary(p, out)))
+                                     and not helpers.is_temporary(p, out)))
     clean_out, clean_cache = clean
     # exactly the shards written before the kill survive, each identical to the clean run's
     left = {"images": len(_shards(cache, "images")), "texts": len(_shards(cache, "texts"))}
@@ -112,7 +111,7 @@ def test_kill_while_replacing_a_result_never_shows_a_mixture(tiny_model, crash_r
     old = _files(out)
     # killed while writing the new per-query table: the old result is untouched
     _killed(_spawn(tmp_path, tiny_model, crash_root, out, cache, kill="write", at=2, name="w"))
-    assert {k: v for k, v in _files(out).items() if not atomic.is_temporary(out / k, out)} == old
+    assert {k: v for k, v in _files(out).items() if not helpers.is_temporary(out / k, out)} == old
     assert set(results.load_results(out)["label"]) == {"old"}
     # killed between moving the old folder away and moving the new one in: no result at all
     _killed(_spawn(tmp_path, tiny_model, crash_root, out, cache, kill="publish", name="p"))

@@ -19,7 +19,7 @@ def test_real_productivity_files(shared_crepe):
     qs = D.load_productivity(shared_crepe)
     assert len(qs) == 39_715
     assert {len(q.negatives) for q in qs} == {5}
-    counts = qs.issue_counts()
+    counts = helpers.issue_counts(qs)
     assert counts["set literal"] == 3_768
     assert counts["positive among negatives"] == 34
     assert sum(q.set_literal for q in qs) == 3_768
@@ -177,7 +177,7 @@ def test_positive_among_negatives_is_kept_and_flagged(tmp_path):
     _write(tmp_path, [_prod_row(hard_negs=["a red dog on a table", "x", "y", "z", "w"])], hn="swap")
     qs = D.load_productivity(tmp_path, ["swap"], [4])
     assert len(qs) == 1 and qs.queries[0].positive_in_negatives
-    assert qs.issue_counts()["positive among negatives"] == 1
+    assert helpers.issue_counts(qs)["positive among negatives"] == 1
 
 
 def _syst_rows():
@@ -192,7 +192,7 @@ def test_systematicity_variable_lists_and_empty_negatives(tmp_path):
     qs = D.load_systematicity(tmp_path, "laion", ["atom", "comp", "combined"])
     atom_sc = [q for q in qs if q.hn_type == "atom" and q.split == "SC"]
     assert len(atom_sc) == 1                                          # the empty list is skipped ...
-    assert qs.issue_counts()["empty negatives"] == 1                  # ... and counted
+    assert helpers.issue_counts(qs)["empty negatives"] == 1                  # ... and counted
     comp = [q for q in qs if q.hn_type == "comp" and q.split == "SC"]
     assert [len(q.negatives) for q in comp] == [1, 2]                 # lengths vary, as released
     kept = D.load_systematicity(tmp_path, "laion", ["atom"], ["SC"], empty_negatives="keep")

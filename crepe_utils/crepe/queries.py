@@ -48,7 +48,6 @@ import io
 import math
 import os
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,9 +127,6 @@ class QuerySet:
         self.issues.extend(other.issues)
         self.files.update(other.files)
         return self
-
-    def issue_counts(self) -> Counter:
-        return Counter(i.kind for i in self.issues)
 
     @property
     def n_skipped(self) -> int:
