@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 from .kernel import has_widgets, in_notebook_kernel
+from tqdm import std
 
 #: Seconds between two updates of a bar written to a log rather than a terminal.
 LOG_INTERVAL_S = 60.0
@@ -24,7 +25,6 @@ def _isatty(stream) -> bool:
 
 
 def _log_bar_class():
-    from tqdm import std
 
     class LogBar(std.tqdm):
         """tqdm's bar, except that a new description or postfix waits for the next regular update."""
@@ -46,7 +46,6 @@ def _log_bar_class():
 
 def tqdm(*args, **kwargs):
     """``tqdm.tqdm(*args, **kwargs)``, shown as this module's docstring says."""
-    from tqdm import std
 
     if kwargs.get("disable"):
         return std.tqdm(*args, **kwargs)

@@ -8,6 +8,9 @@ from __future__ import annotations
 import sys
 import warnings
 
+from ..analysis.reporting import readme_claims_current, update_readme_claims, write_table
+from ..results import store
+from ..winoground import results as winoground_results
 from . import sugarcrepe as sugarcrepe_claims, topics, winoground as winoground_claims
 from .base import Check, failures, to_frame
 
@@ -32,9 +35,8 @@ MAKE_CHECK_ORDER = (("totals", "paper"), ("systematicity", "published"), ("produ
 
 def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> list[Check]:
     """Every check that the available data and results allow (the `make check` list)."""
-    from ..results import store as results
     report = topics.data_report(data_dir, token_lengths=token_lengths)
-    evaluated = results.load_results(results_dir)
+    evaluated = store.load_results(results_dir)
     sections = {"totals": topics.totals_sections(data_dir, report),
                 "systematicity": topics.systematicity_sections(evaluated, report, data_dir),
                 "productivity": topics.productivity_sections(evaluated),
@@ -75,8 +77,6 @@ def checks_and_unreadable(data_dir, results_dir) -> tuple[list[Check], list[str]
     """:func:`run_all`'s rows, and one line (the file, why, what is left out) for each result file that cannot
     be read: manifests and summaries, whose results run_all leaves out, and the per-query and per-example
     tables, read through here because the notebooks' statistics need them."""
-    from ..results import store
-    from ..winoground import results as winoground_results
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", store.UnreadableResultWarning)
         checks = run_all(data_dir, results_dir)
@@ -93,7 +93,6 @@ def checks_and_unreadable(data_dir, results_dir) -> tuple[list[Check], list[str]
 
 
 def run(args) -> int:
-    from ..analysis.reporting import readme_claims_current, update_readme_claims, write_table
     checks, unreadable = checks_and_unreadable(args.data_dir, args.results_dir)
     df = to_frame(checks)
     write_table(df, "checks", args.tables_dir,

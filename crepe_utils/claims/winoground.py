@@ -30,6 +30,7 @@ from .. import reported
 from .base import FAIL, NEEDS, PAPER, PASS, Check
 from ..winoground.scoring import METRICS, chance_levels
 from ..winoground.statistics import split_tags
+from .. import paths, winoground
 
 GROUP = "winoground"
 TAG_CLAIMS = {"Object": "wg_tag_object", "Relation": "wg_tag_relation", "Both": "wg_tag_both"}
@@ -314,7 +315,6 @@ def data_checks(examples: pd.DataFrame, pinned: dict | None = None) -> list[Chec
 def winoground_sections(results=None, data_dir=None) -> dict[str, list[Check]]:
     """``data``: the checks of the text metadata (the local dataset, ``$WINOGROUND_DATA`` by default),
     or one "needs data" row without it; ``table3``: evaluated CLIP ViT-B/32 against Table 3."""
-    from .. import paths, winoground
     examples, _ = winoground.load_examples(paths.winoground_dir(data_dir))
     if examples is None:
         data = [Check("Winoground metadata checks", "—", "—", NEEDS, "no Winoground data (make data-winoground)",

@@ -33,6 +33,8 @@ from ..models.spec import check_device
 from .. import settings as settings_cli
 from ..evaluate_command import add_run_arguments, print_summary, run_of
 from ..evaluation import evaluate
+from multiprocessing.connection import wait
+from ..models import load_model
 
 #: The CREPE protocols a paper model entered (registry.PaperModel.systematicity / .productivity).
 PROTOCOLS = ("systematicity", "productivity")
@@ -77,7 +79,6 @@ class _Runner:
         self._next: tuple[str, Background] | None = None     # the model loading for a later job
 
     def _load(self, key: str):
-        from ..models import load_model
         return load_model(key, device=self.device, precision=self._precision())
 
     def prefetch(self, key: str) -> None:
@@ -197,7 +198,6 @@ def run_jobs(jobs: list[Job], devices: list[str], settings: dict, out=None, err=
 def _run_parallel(jobs, devices, settings, out, report, target=_worker) -> list[Outcome]:
     """The parent hands out jobs: each worker gets the next one when it reports the last (or is ready),
     so the parent always knows which job a worker holds, and a worker that dies fails only that one."""
-    from multiprocessing.connection import wait
     ctx = multiprocessing.get_context("spawn")
     pipes = [ctx.Pipe() for _ in devices]
     workers = [ctx.Process(target=target, args=(w, d, settings, pipes[w][1]), daemon=True,

@@ -63,6 +63,7 @@ from .precisions import check_weights, precision_context, settings_in_effect
 from .shared_inputs import SharedInputs
 from .threads import Background, available_cores, threads_beside_workers, torch_threads
 from .tokenizing import TRUNCATIONS, TextPlan, text_plan
+from ..models import fast_tokenizer
 
 
 class Query(Protocol):
@@ -219,7 +220,6 @@ class _Texts:
     ``stop`` ends it after its current shard."""
 
     def __init__(self, loaded, layout, options: RunOptions, shared: SharedInputs, cache_dir, root, progress):
-        from ..models import fast_tokenizer
         self.loaded, self.layout, self.options, self.shared, self.cache_dir = loaded, layout, options, shared, cache_dir
         self.progress, self.encoded, self.stop = progress, 0, threading.Event()
         self.policy = "keep_eot" if options.truncation == "error" else options.truncation

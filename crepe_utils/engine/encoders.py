@@ -15,6 +15,11 @@ import numpy as np
 from ..errors import ModelError
 from .precisions import pixel_dtype, precision_context
 from .tokenizing import qualified_name, tokenize
+from ..progress import tqdm
+from .images import open_rgb
+from .images import box_wholly_outside, crop
+import PIL
+from PIL import Image
 
 
 def cut_text_forward(model) -> Callable | None:
@@ -73,7 +78,6 @@ def encode_token_ids(loaded, ids: Sequence[tuple[int, ...]], batch_size: int = 5
     """
     import torch
     import torch.nn.functional as F
-    from ..progress import tqdm
 
     model, device, ctx = loaded.model, loaded.device, loaded.spec.context_length
     forward = cut_text_forward(model) if length_cut else None
@@ -153,7 +157,6 @@ def split_preprocess(preprocess):
         n += 1
     if n == 0 or n == len(steps) or qualified_name(steps[n]) not in _TO_TENSOR:
         return None
-    import PIL
     import torchvision
     ident = {"torchvision": torchvision.__version__, "pillow": PIL.__version__, "stage": [
         [qualified_name(t), sorted((k, repr(v)) for k, v in vars(t).items() if not k.startswith("_") and k != "training")]
@@ -206,7 +209,6 @@ class CropDataset:
         self._last: tuple[str, object] | None = None
 
     def _image(self, path: str):
-        from .images import open_rgb
         if self._last is None or self._last[0] != path:
             self._last = None          # a failed decode must not leave the previous image in place
             self._last = (path, open_rgb(path))
@@ -214,12 +216,10 @@ class CropDataset:
 
     def __getitem__(self, request):
         import torch
-        from .images import box_wholly_outside, crop
         failed = torch.zeros(1), False
         if request[0] == "fail":
             return (*failed, request[1], None)
         if request[0] == "finish":
-            from PIL import Image
             try:
                 return self.rest(Image.fromarray(request[1])), True, None, None
             except Exception as exc:  # noqa: BLE001 - reported per crop by the caller
@@ -395,7 +395,6 @@ def encode_crop_groups(loaded, groups: Sequence[Sequence[tuple[str, tuple | None
     when its last batch is encoded. ``pipeline`` defaults to one with no workers.
     """
     import torch
-    from ..progress import tqdm
 
     pipeline = pipeline or CropPipeline(loaded, 0)
     parts: list = []

@@ -15,6 +15,10 @@ import numpy as np
 from ..atomic import atomic_path
 from ..errors import DataError
 from .embedding_cache import discard_damaged
+from ..models import fast_tokenizer
+from ..models.spec import library_versions
+from ..models import bert
+from ..models.spec import sha256_file
 
 
 TRUNCATIONS = ("keep_eot", "official", "error")
@@ -33,7 +37,6 @@ def tokenize(tokenizer, texts: Sequence[str], truncation: str = "keep_eot") -> T
     For texts within the context length the ids equal ``tokenizer(texts)`` (open_clip's own call);
     tests check that. open_clip's standard tokenizer takes ``fast_tokenizer``'s path (same ids).
     """
-    from ..models import fast_tokenizer
     if truncation not in TRUNCATIONS:
         raise ValueError(f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
     ctx = int(tokenizer.context_length)
@@ -70,7 +73,6 @@ def tokenize_parallel(tokenizer, texts: Sequence[str], truncation: str = "keep_e
                       chunk: int = 4096) -> Tokens:
     """``tokenize`` over ``num_workers`` processes, in input order; identical output (tested).
     open_clip's standard tokenizer is tokenized in this process: the fast path beats the workers."""
-    from ..models import fast_tokenizer
     if num_workers <= 0 or len(texts) <= chunk or fast_tokenizer.supports(tokenizer):
         return tokenize(tokenizer, texts, truncation)
     from torch.utils.data import DataLoader
@@ -100,7 +102,6 @@ def tokenizer_fingerprint(tokenizer) -> str | None:
     special ids, context length and the transformers/tokenizers versions. Anything else (another class, a
     patched instance) is not shared between models nor cached on disk: it is tokenized for each run.
     """
-    from ..models.spec import library_versions
     base = {"context_length": int(getattr(tokenizer, "context_length", -1)),
             "sot": getattr(tokenizer, "sot_token_id", None), "eot": getattr(tokenizer, "eot_token_id", None),
             "class": qualified_name(tokenizer)}
@@ -119,10 +120,8 @@ def tokenizer_fingerprint(tokenizer) -> str | None:
                  "clean_fn": qualified_name(clean), "special": list(getattr(tokenizer, "all_special_ids", [])),
                  "versions": library_versions("open_clip_torch", "ftfy", "regex")}
     else:
-        from ..models import bert
         if type(tokenizer) is not bert.BertTokenizer:
             return None
-        from ..models.spec import sha256_file
         ident = {**base, "vocab_sha256": sha256_file(tokenizer.vocab),
                  "lower": bool(getattr(tokenizer._tok, "do_lower_case", True)),
                  "versions": library_versions("transformers", "tokenizers")}

@@ -26,6 +26,7 @@ from .family import Family
 from .spec import (LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device,
                    placed_checkpoint_spec, require, sha256_file, squash_transform)
 from .spec import OPENAI_MEAN, OPENAI_STD  # noqa: F401 - the statistics of the script's transform
+from functools import partial
 
 KEY = "albef-14m"
 IMAGE_RES = 384                  #: configs/Retrieval_coco.yaml image_res
@@ -155,7 +156,6 @@ def _encoder_class():
 
 def build(parts: dict):
     """The contrastive ALBEF model holding ``parts``' weights (every tensor consumed, strict)."""
-    from functools import partial
 
     import torch
     timm_vit = require("timm.models.vision_transformer", "albef", "ALBEF")

@@ -32,6 +32,7 @@ from .spec import (LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_f
                    sha256_file)
 from .family import Family
 from .spec import pick_device
+from ..atomic import atomic_path
 
 
 # ------------------------------------------------------------------------------ activation facts
@@ -286,7 +287,6 @@ def _trusted_legacy(path: str) -> bool:
 def save_checkpoint(model, path: str | os.PathLike) -> Path:
     """Save ``model``'s weights in the layout open_clip loads (``{'state_dict': ...}``), atomically."""
     import torch
-    from ..atomic import atomic_path
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         # through a file object: torch names the archive's records after a path's file name,
         # which for the temporary file is random and would make identical weights differ

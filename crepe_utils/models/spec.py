@@ -11,6 +11,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ModelError
+from .. import paths
+import json
+import warnings
+from ..atomic import write_json
+from ..errors import DeviceError
+from importlib.metadata import PackageNotFoundError, version
+import importlib
+from . import registry
 
 
 class QuickGELUMismatch(ModelError):
@@ -66,7 +74,6 @@ HASH_CACHE_NAME = "sha256.json"
 
 def hash_cache_file() -> Path:
     """The checksum cache: ``<cache folder>/sha256.json`` (``$CREPE_CACHE``, default ``./cache``)."""
-    from .. import paths
     return paths.cache_dir() / HASH_CACHE_NAME
 
 
@@ -90,8 +97,6 @@ def _is_hex64(value) -> bool:
 
 def _read_hash_cache(file: Path) -> dict:
     """The cache's entries; a corrupt file is reported, ignored (never trusted) and later rewritten."""
-    import json
-    import warnings
     try:
         raw = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -140,8 +145,6 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20, cache: bool = Tru
 
 
 def _remember(file: Path, key: str, entry: dict) -> None:
-    import warnings
-    from ..atomic import write_json
     entries = _read_hash_cache(file)                    # re-read: keep what concurrent runs added
     entries = {k: v for k, v in entries.items() if os.path.exists(k)}   # forget deleted files
     entries[key] = entry
@@ -156,7 +159,6 @@ def check_device(device: str | None = "auto") -> str:
     """``device`` if it names a device this machine has (``auto``: cuda when available, else cpu), as a
     string; a :class:`~crepe_utils.errors.DeviceError` saying what would work otherwise."""
     import torch
-    from ..errors import DeviceError
     if device in (None, "auto"):
         return "cuda" if torch.cuda.is_available() else "cpu"
     n = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -183,7 +185,6 @@ def pick_device(device: str = "auto"):
 
 def library_versions(*packages: str) -> dict:
     """Installed versions of ``packages`` (None for one that is not installed)."""
-    from importlib.metadata import PackageNotFoundError, version
     out = {}
     for p in packages:
         try:
@@ -218,7 +219,6 @@ def load_torch_file(path: str | os.PathLike, what: str):
 
 def require(module: str, extra: str, what: str):
     """Import ``module`` or raise a ModelError naming the optional extra that installs it."""
-    import importlib
     try:
         return importlib.import_module(module)
     except ImportError:
@@ -231,8 +231,6 @@ def placed_checkpoint_spec(model: str, pretrained: str | None, model_config, fam
     """The spec of a paper model whose weights the user places by hand (sized from its checkpoint):
     ``pretrained``, else ``<CREPE_MODELS>/<key>/<release file>``."""
 
-    from .. import paths
-    from . import registry
     row = registry.paper_model(model)
     if model_config is not None:
         raise ModelError(f"{row.display} is sized from its checkpoint; drop --model-config")

@@ -7,11 +7,11 @@ images or rows, or one on other files is shown, but never compared with the pape
 from __future__ import annotations
 
 import pandas as pd
+from .store import load_manifest
 
 
 def _engine_settings(result_dir) -> dict | None:
     """The ``engine`` section of a result folder's manifest; ``None`` when it cannot be read."""
-    from .store import load_manifest
     try:
         return dict(load_manifest(result_dir).get("engine") or {})
     except (OSError, ValueError, AttributeError):

@@ -12,6 +12,7 @@ import time
 
 from .. import paths
 from .store import check_kind
+from importlib.metadata import version
 
 def _git_commit() -> dict:
     root = paths.PROJECT_ROOT
@@ -28,7 +29,6 @@ def _git_commit() -> dict:
 def environment() -> dict:
     import open_clip
     import torch
-    from importlib.metadata import version
     cuda = torch.cuda.is_available()
     return {
         "python": sys.version.split()[0], "platform": platform.platform(),

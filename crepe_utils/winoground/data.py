@@ -39,6 +39,7 @@ from PIL import Image
 
 from ..errors import DataError
 from ..textfile import read_text
+from ..download import MARKER_NAME
 
 LAYOUTS = ("folder", "zip", "parquet")
 TEXT_FIELDS = ("id", "caption_0", "caption_1", "tag", "secondary_tag", "num_main_preds", "collapsed_tag")
@@ -305,7 +306,6 @@ def _pieces(base: Path) -> _Pieces | None:
 
 def _extracted_by_downloader(images_dir: Path) -> bool:
     """Whether ``images_dir`` is the downloader's extraction of the ``images.zip`` beside it."""
-    from ..download import MARKER_NAME
     try:
         marker = json.loads((images_dir / MARKER_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -23,6 +23,7 @@ from ..errors import DataError
 from ..textfile import read_text
 from .data import (EXAMPLES_TEXT, MAX_LISTED, TEXT_FIELDS, BadRow, Example, parse_example, raise_bad_rows,
                    sorted_unique_ids)
+from .data import load_dataset
 
 WHY_HARD = "why_hard_tags.tsv"
 
@@ -126,7 +127,6 @@ def load_examples(directory: str | os.PathLike) -> tuple[pd.DataFrame | None, st
     metadata (``examples_text.tsv``). A folder holding neither is a :class:`DataError` (a partial
     or damaged copy must not pass for an absent one).
     """
-    from .data import load_dataset
     directory = Path(directory)
     if not directory.is_dir():
         return None, None
