@@ -168,3 +168,157 @@ def test_imports_point_down_the_layers():
 def test_the_library_never_reaches_for_the_development_data(needle):
     hits = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if needle in p.read_text(encoding="utf-8")]
     assert hits == []
+
+
+# ------------------------------------------------------------------ the house a newcomer can change
+
+MAX_FUNCTION_LINES = 60
+MAX_PUBLIC_PARAMETERS = 8
+
+#: public functions allowed more parameters, each with why
+MANY_PARAMETERS = {
+    "api.py:toy_world": "README.md documents its keywords one by one (README is edited elsewhere)",
+}
+
+#: third-party modules imported inside functions on purpose (a prefix of the imported name), each with why
+LAZY_LIBRARIES = {
+    "torch": "heavy; the command line starts without it, and the toy world pins its numerics first",
+    "torchvision": "loads torch",
+    "open_clip": "loads torch",
+    "PIL": "used only where images are decoded",
+    "matplotlib": "plotting helpers only; slow to import",
+    "seaborn": "plotting helpers only; loads matplotlib",
+    "IPython": "only inside a notebook",
+    "tqdm.notebook": "needs ipywidgets, only inside a notebook kernel",
+    "papermill": "notebooks runner: `notebooks deps` (read by make on every run) must start fast",
+    "jupyter_client": "notebooks runner, as papermill",
+    "nbconvert": "notebooks runner and site: slow to import",
+    "nbformat": "site: crepe_utils/site/build.py (edited elsewhere)",
+    "mistune": "site: crepe_utils/site/build.py, optional docs extra (edited elsewhere)",
+    "websocket": "site: crepe_utils/site/check.py, optional docs extra (edited elsewhere)",
+    "pyarrow": "only for Winoground's parquet release; heavy",
+    "scipy": "Winoground's t interval only; slow to import",
+    "transformers": "optional extras (albef, flava, hf)",
+    "timm": "optional extra (albef)",
+}
+
+#: package modules imported inside functions on purpose: (file, imported module) → why
+LAZY_PACKAGE_IMPORTS = {
+    ("__init__.py", "crepe_utils.api"): "`import crepe_utils` stays light; the entry points load on first use",
+    ("analysis/tables.py", "crepe_utils.analysis.correlation"): "scipy, only for the R² tables",
+    ("engine/precisions.py", "crepe_utils.engine.portable"): "imports torch at its top",
+    ("toy/train.py", "crepe_utils.crepe.validation"): "toy/train.py is edited elsewhere; torch after the pinning",
+    ("toy/train.py", "crepe_utils.engine.portable"): "imports torch, which must wait for the toy's pinned numerics",
+    ("toy/train.py", "crepe_utils.models"): "toy/train.py is edited elsewhere; torch after the pinning",
+}
+
+#: modules that may catch a user error to print it: the boundary, and files edited elsewhere
+ERROR_BOUNDARY = {
+    "errors.py": "the one boundary (exit_status)",
+    "site/build.py": "its own entry point; crepe_utils/site/ is edited elsewhere",
+    "site/check.py": "its own entry point; crepe_utils/site/ is edited elsewhere",
+}
+
+
+def _sources():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _functions(tree):
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def test_no_function_is_over_60_lines():
+    long = [f"{rel}:{f.lineno} {f.name} ({f.end_lineno - f.lineno + 1} lines)"
+            for rel, tree in _sources() for f in _functions(tree)
+            if f.end_lineno - f.lineno + 1 > MAX_FUNCTION_LINES]
+    assert long == []
+
+
+def _parameters(f) -> list[str]:
+    a = f.args
+    return [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg not in ("self", "cls")]
+
+
+def test_no_public_function_takes_over_8_parameters():
+    many = [f"{rel}:{f.name} ({len(_parameters(f))})" for rel, tree in _sources() for f in _functions(tree)
+            if not f.name.startswith("_") and len(_parameters(f)) > MAX_PUBLIC_PARAMETERS
+            and f"{rel}:{f.name}" not in MANY_PARAMETERS]
+    assert many == []
+
+
+def _imported(rel: str, node) -> list[str]:
+    """The absolute names an import statement brings in."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if not node.level:
+        return [node.module]
+    package = ["crepe_utils"] + rel.split("/")[:-1]
+    base = ".".join(package[: len(package) - node.level + 1])
+    return [f"{base}.{node.module}"] if node.module else [f"{base}.{a.name}" for a in node.names]
+
+
+def lazy_import_violations(sources) -> list[str]:
+    out = []
+    for rel, tree in sources:
+        for f in _functions(tree):
+            for node in ast.walk(f):
+                if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                for name in _imported(rel, node):
+                    if any(name == lib or name.startswith(lib + ".") for lib in LAZY_LIBRARIES):
+                        continue
+                    if (rel, name) in LAZY_PACKAGE_IMPORTS:
+                        continue
+                    out.append(f"{rel}:{node.lineno} {f.name}: {ast.unparse(node)}")
+    return sorted(set(out))
+
+
+def test_the_lazy_import_check_sees_a_function_import():
+    tree = ast.parse("def f():\n    import json\n    import torch\n    from ..paths import x\n")
+    assert lazy_import_violations([("claims/x.py", tree)]) == [
+        "claims/x.py:2 f: import json", "claims/x.py:4 f: from ..paths import x"]
+
+
+def test_imports_are_at_the_top_unless_allowed():
+    assert lazy_import_violations(_sources()) == []
+
+
+def _user_error_classes() -> set[str]:
+    """CrepeError and every class of the package derived from it (by name)."""
+    bases = {}
+    for _, tree in _sources():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases[node.name] = {ast.unparse(b).rpartition(".")[2] for b in node.bases}
+    found = {"CrepeError"}
+    while True:
+        more = {name for name, b in bases.items() if b & found} - found
+        if not more:
+            return found
+        found |= more
+
+
+def test_user_errors_are_printed_at_one_boundary():
+    caught = _user_error_classes() | {"Exception", "BaseException"}
+    printers = {"print"}          # error_line alone formats a message (a check's detail), it prints nothing
+    out = []
+    for rel, tree in _sources():
+        if rel in ERROR_BOUNDARY:
+            continue
+        for handler in (n for n in ast.walk(tree) if isinstance(n, ast.ExceptHandler)):
+            types = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(handler.type)
+                     if isinstance(n, (ast.Name, ast.Attribute))} if handler.type else {"BaseException"}
+            calls = {c.func.id if isinstance(c.func, ast.Name) else getattr(c.func, "attr", "")
+                     for stmt in handler.body for c in ast.walk(stmt) if isinstance(c, ast.Call)}
+            if types & caught and calls & printers:
+                out.append(f"{rel}:{handler.lineno} catches {sorted(types & caught)} to print it")
+    assert out == []
+
+
+@pytest.mark.parametrize("name", ["is_temporary", "issue_counts"])
+def test_test_only_helpers_live_in_the_tests(name):
+    hits = [rel for rel, tree in _sources() for f in _functions(tree)
+            if f.name == name and not rel.startswith("sugarcrepe/")]   # SugarCrepe's own reports its issues
+    assert hits == []
