@@ -190,6 +190,7 @@ LAZY_LIBRARIES = {
     "seaborn": "plotting helpers only; loads matplotlib",
     "IPython": "only inside a notebook",
     "tqdm.notebook": "needs ipywidgets, only inside a notebook kernel",
+    "tqdm.auto": "warns when imported in a notebook kernel without ipywidgets (notebook 01 imports validation)",
     "papermill": "notebooks runner: `notebooks deps` (read by make on every run) must start fast",
     "jupyter_client": "notebooks runner, as papermill",
     "nbconvert": "notebooks runner and site: slow to import",

@@ -17,7 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .. import paths
 from ..engine.images import box_outside, box_wholly_outside, open_rgb
@@ -301,6 +300,7 @@ def token_identical_ties(queries) -> Counter:
 
 def _check_images(report: ValidationReport, queries, image_dir, progress: bool = False) -> None:
     """Every queried image decoded in full (a damaged file fails here, not halfway through a run)."""
+    from tqdm.auto import tqdm
     try:
         index = ImageIndex(image_dir)
     except FileNotFoundError as exc:
