@@ -95,7 +95,7 @@ def blind_sections(data_dir=None, winoground_dir=None, runs: dict | None = None)
     if runs is None:
         scorers = blind_analysis.CLAIM_SCORERS
         runs = {"crepe": blind_analysis.crepe_run(data_dir, scorers),
-                "winoground": blind_analysis.winoground_table(winoground_dir, scorers)}
+                "winoground": blind_analysis.winoground_table(winoground_dir)}
     crepe = runs.get("crepe")
     recall = blind_analysis.recall_table(crepe) if isinstance(crepe, blind_analysis.BlindRun) else None
     winoground = runs.get("winoground")
