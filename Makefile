@@ -44,7 +44,8 @@ export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
 PKG_SOURCES := $(shell find crepe_utils -name '*.py' -o -name '*.csv' -o -name '*.json' 2>/dev/null)
-NOTEBOOKS   := 01_benchmark_totals 02_systematicity 03_productivity 04_imagenet_correlation 05_winoground
+NOTEBOOKS   := 01_benchmark_totals 02_systematicity 03_productivity 04_imagenet_correlation 05_winoground \
+               07_blind_baselines
 TOY_NOTEBOOKS := 02_systematicity 03_productivity
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
@@ -98,14 +99,15 @@ check-readme-current: $(VENV_STAMP) ## `make check`, failing also when README.md
 # ---------------------------------------------------------------- notebooks (published numbers)
 notebooks: $(NOTEBOOKS) ## run the paper notebooks (published numbers, plus evaluated results when present)
 
-$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 01_... to 05_...
+$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 01_... to 05_..., 07_...
 
 # Read by the notebooks besides the package: evaluated results (every notebook shows them when present),
-# CREPE's CSVs (01 validates them), Winoground's files (05).
+# CREPE's CSVs (01 validates them), Winoground's files (05), all three benchmarks' texts (07).
 EVAL_SUMMARIES = $(shell find $(RESULTS) -name '*summary.csv' 2>/dev/null)
 CREPE_FILES    = $(shell find $(CREPE_CSVS) -name '*.csv' 2>/dev/null)
 NB_DATA_01_benchmark_totals = $(CREPE_FILES)
 NB_DATA_05_winoground       = $(wildcard $(WINOGROUND_DATA)/*)
+NB_DATA_07_blind_baselines  = $(CREPE_FILES) $(wildcard $(SUGARCREPE_DATA)/*.json) $(wildcard $(WINOGROUND_DATA)/*)
 
 .SECONDEXPANSION:
 $(BUILD)/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $$(NB_DATA_$$*) $$(EVAL_SUMMARIES) \

@@ -15,7 +15,7 @@ import pytest
 
 from crepe_utils import reported
 from crepe_utils.claims import aggregate, crepe as crepe_claims, sugarcrepe as sugarcrepe_claims, topics
-from crepe_utils.claims import winoground as winoground_claims
+from crepe_utils.claims import blind as blind_claims, winoground as winoground_claims
 from crepe_utils.claims.base import FAIL, NEEDS, PASS
 from evaluated_fixture import write_evaluated_results
 
@@ -28,7 +28,8 @@ def topic_rows(data_dir, results_dir) -> dict[str, list]:
             "productivity": topics.productivity_checks(results_dir),
             "r2": topics.r2_checks(results_dir),
             "winoground": winoground_claims.winoground_checks(results_dir),
-            "sugarcrepe": sugarcrepe_claims.sugarcrepe_checks()}
+            "sugarcrepe": sugarcrepe_claims.sugarcrepe_checks(),
+            "blind": blind_claims.blind_checks(data_dir)}
 
 
 def assert_make_check_is_the_topics(data_dir, results_dir):
@@ -120,7 +121,8 @@ def test_the_call_finder_sees_a_direct_check_call():
 # ------------------------------------------------------------------ every check function is in a topic
 
 def _check_functions() -> dict[str, object]:
-    return {f"{module.__name__}.{name}": (module, name) for module in (crepe_claims, winoground_claims, sugarcrepe_claims)
+    return {f"{module.__name__}.{name}": (module, name) for module in (crepe_claims, winoground_claims, sugarcrepe_claims,
+                                                                                        blind_claims)
             for name in dir(module) if name.startswith("check_") and callable(getattr(module, name))}
 
 
@@ -140,5 +142,6 @@ def test_every_check_function_is_called_by_a_topic(shared_crepe, shared_winogrou
     topics.r2_checks(results_dir)
     winoground_claims.winoground_checks(data_dir=shared_winoground)
     sugarcrepe_claims.sugarcrepe_checks()
+    blind_claims.blind_checks(shared_crepe, shared_winoground)
     assert len(_check_functions()) >= 20              # 10 of CREPE, 7 of Winoground, 3 of SugarCrepe today
     assert sorted(set(_check_functions()) - called) == []

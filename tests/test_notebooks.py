@@ -31,6 +31,9 @@ EXPECTED = {
     "03_productivity": (["productivity_endpoints"], ["productivity_published", "checks_productivity"]),
     "05_winoground": (["winoground_table3", "winoground_vs_crepe"], ["winoground_table3", "winoground_caption_pairs",
                                                                     "winoground_vs_crepe", "checks_winoground"]),
+    "07_blind_baselines": (["blind_productivity", "blind_sugarcrepe_winoground"],
+                           ["blind_scorers", "blind_productivity", "blind_sugarcrepe", "blind_winoground",
+                            "blind_published", "blind_hard_sizes", "checks_blind"]),
     "04_imagenet_correlation": (["r2_imagenet"], ["imagenet_zeroshot", "r2_model_set_search", "r2_imagenet",
                                                   "checks_r2"]),
 }
@@ -72,6 +75,7 @@ WITHOUT_DATA = {
     "01_benchmark_totals": ([], ["chance_levels", "paper_totals", "checks_totals"]),
     "05_winoground": (EXPECTED["05_winoground"][0],
                       [t for t in EXPECTED["05_winoground"][1] if t != "winoground_caption_pairs"]),
+    "07_blind_baselines": ([], ["blind_scorers", "blind_published", "checks_blind"]),
 }
 
 

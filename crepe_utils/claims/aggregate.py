@@ -1,7 +1,8 @@
 """``make check``: every claim of the papers that the available data and results allow.
 
 The rows are the topics' of :mod:`crepe_utils.claims.topics` (what notebooks 01–05 check), of
-Winoground and of SugarCrepe (no notebook yet), every section of each, listed in :data:`MAKE_CHECK_ORDER`.
+Winoground, of SugarCrepe (no notebook yet) and of the blind baselines (notebook 07), every section
+of each, listed in :data:`MAKE_CHECK_ORDER`.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import warnings
 from ..analysis.reporting import readme_claims_current, update_readme_claims, write_table
 from ..results import store
 from ..winoground import results as winoground_results
-from . import sugarcrepe as sugarcrepe_claims, topics, winoground as winoground_claims
+from . import blind as blind_claims, sugarcrepe as sugarcrepe_claims, topics, winoground as winoground_claims
 from .base import Check, failures, to_frame
 
 #: Topic name → (its sections function, its checks function, the notebook whose check cell calls it, or None).
@@ -22,6 +23,7 @@ TOPICS = {
     "r2": (topics.r2_sections, topics.r2_checks, "04_imagenet_correlation"),
     "winoground": (winoground_claims.winoground_sections, winoground_claims.winoground_checks, "05_winoground"),
     "sugarcrepe": (sugarcrepe_claims.sugarcrepe_sections, sugarcrepe_claims.sugarcrepe_checks, None),
+    "blind": (blind_claims.blind_sections, blind_claims.blind_checks, "07_blind_baselines"),
 }
 
 #: The order of ``make check``'s rows: (topic, section) of :mod:`crepe_utils.claims.topics`. The
@@ -30,7 +32,7 @@ TOPICS = {
 MAKE_CHECK_ORDER = (("totals", "paper"), ("systematicity", "published"), ("productivity", "published"), ("r2", "r2"),
                     ("totals", "data"), ("productivity", "evaluated"), ("systematicity", "evaluated"),
                     ("winoground", "data"), ("winoground", "table3"),
-                    ("sugarcrepe", "published"), ("sugarcrepe", "data"))
+                    ("sugarcrepe", "published"), ("sugarcrepe", "data"), ("blind", "blind"))
 
 
 def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> list[Check]:
@@ -42,7 +44,8 @@ def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> lis
                 "productivity": topics.productivity_sections(evaluated),
                 "r2": topics.r2_sections(evaluated),
                 "winoground": winoground_claims.winoground_sections(results_dir),
-                "sugarcrepe": sugarcrepe_claims.sugarcrepe_sections()}
+                "sugarcrepe": sugarcrepe_claims.sugarcrepe_sections(),
+                "blind": blind_claims.blind_sections(data_dir)}
     built = sorted((topic, name) for topic, parts in sections.items() for name in parts)
     if built != sorted(MAKE_CHECK_ORDER) or set(sections) != set(TOPICS):
         raise RuntimeError(f"MAKE_CHECK_ORDER {sorted(MAKE_CHECK_ORDER)} does not list the topics' sections {built}")

@@ -103,6 +103,12 @@ def sugarcrepe_imagenet_r() -> pd.DataFrame:
     return _read("sugarcrepe_imagenet_r.csv").copy()
 
 
+def blind_published() -> pd.DataFrame:
+    """Published text-only ("blind") Recall@1 (%) on CREPE productivity per HN type, beside the CLIP row they
+    were compared with."""
+    return _read("blind_published.csv").copy()
+
+
 def claims() -> pd.DataFrame:
     """The papers' stated numbers that the checks test (R², chance levels, totals, tag counts)."""
     return _read("claims.csv").copy()

@@ -1,7 +1,7 @@
 """``make docs``: the companion as a static website, built from the executed notebooks.
 
 ``python -m crepe_utils.site.build --build-dir build --out build/site``. Pages: the README (the
-landing page), the six notebooks in the paper's order, the claims table, evaluating on a GPU
+landing page), the seven notebooks in the paper's order, the claims table, evaluating on a GPU
 machine, and every figure and table. The site opens from disk (``file://``): links are relative,
 images are files of the site or embedded in the page, and no page loads a script, font or style
 sheet from anywhere. A README link that would have no target on the site stops the build.
@@ -33,7 +33,8 @@ class Page:
 #: The notebooks in the paper's order: (stem, navigation label).
 NOTEBOOKS = (("01_benchmark_totals", "Totals and baselines"), ("02_systematicity", "Systematicity"),
              ("03_productivity", "Productivity"), ("04_imagenet_correlation", "ImageNet correlation"),
-             ("05_winoground", "Winoground"), ("06_toy_world", "The toy world"))
+             ("05_winoground", "Winoground"), ("06_toy_world", "The toy world"),
+             ("07_blind_baselines", "Without looking"))
 HOME = Page("index.html", "CREPE companion")
 CLAIMS = Page("claims.html", "Claims")
 EVALUATING = Page("evaluating.html", "Evaluating on a GPU")
