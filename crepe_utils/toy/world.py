@@ -14,8 +14,9 @@ Compounds are attribute-object pairs (``"red circle"``, ``"small cross"``) and
 object-relation-object triples (``"circle left of square"``), written as these strings.
 
 **Scenes.** A scene graph is a set of objects, each with a shape, a colour, a size and its own
-cell of a 3 × 3 grid. Relations are properties of the cells: *a* is left of *b* when *a*'s
-column is smaller, above *b* when its row is smaller (right of and below are the converses).
+cell of a 2 × 2 grid (so at most four objects; large cells keep each shape several of the toy
+model's 8-pixel patches wide). Relations are properties of the cells: *a* is left of *b* when
+*a*'s column is smaller, above *b* when its row is smaller (right of and below are the converses).
 Any two objects are therefore related, and a triple and its converse (``"circle left of
 square"``, ``"square right of circle"``) describe the same picture. Scenes are drawn with PIL:
 flat shapes on a light background, small or large, centred in their cells.
@@ -55,7 +56,7 @@ CONVERSE = {"left of": "right of", "right of": "left of", "above": "below", "bel
 
 #: attribute kind → its values (both kinds are CREPE "attribute" atoms)
 ATTRIBUTES = {"colour": COLOURS, "size": SIZES}
-GRID = 3
+GRID = 2
 
 RGB = {"red": (214, 39, 40), "green": (44, 160, 44), "blue": (31, 88, 220),
        "yellow": (236, 200, 20), "purple": (148, 62, 189)}
