@@ -29,7 +29,7 @@ from . import benchmarks, paths, scoring
 from .benchmarks import Selection, Sources
 from .engine import core as engine
 from .errors import CrepeError
-from .models import load_model
+from .models import load_model, resolve
 from .models.spec import LoadedModel
 from .results import provenance
 from .results.store import check_kind, result_dir, write_result
@@ -87,12 +87,13 @@ def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None
     bench = benchmarks.get(benchmark)
     run, selection, settings = _route(run, selection, settings, keywords)
     check_kind(run.kind)
+    spec = model.spec if isinstance(model, LoadedModel) else resolve(model, run.pretrained, run.model_config)
+    selection = bench.for_model(selection, spec)
+    bench.check(selection)
+    queries = _queries(bench, run, selection, settings)     # the data are read before any weights load
     loaded = model if isinstance(model, LoadedModel) else load_model(
         model, run.pretrained, run.model_config, device=settings.device, precision=settings.precision)
     used = settings.resolved(loaded)     # what the run uses (and records): nothing left to "auto"
-    selection = bench.for_model(selection, loaded.spec)
-    bench.check(selection)
-    queries = _queries(bench, run, selection, used)
     rule = scoring.RULES[bench.scoring]
     result = _scores(loaded, queries, used, run, rule.SCORE_DTYPE)
     tables = rule.evaluate(result, queries, used, loaded.spec.key)

@@ -32,7 +32,7 @@ def test_recall_and_ranks_summary():
     assert metrics.recall_at_k(ranks, 5) == pytest.approx(100 * 5 / 6)
     # the official median: floor(median(0-based)) + 1
     assert metrics.median_rank(ranks) == np.floor(np.median(ranks - 1)) + 1 == 2
-    s = metrics.summarize(metrics.Ranks(ranks, ranks - (ranks > 1), (ranks > 1).astype(int)), np.full(6, 6))
+    s = metrics.set_metrics(metrics.Ranks(ranks, ranks - (ranks > 1), (ranks > 1).astype(int)), np.full(6, 6))
     assert s["r1"] == pytest.approx(100 * 2 / 6) and s["r1_optimistic"] == pytest.approx(100 * 3 / 6)
     assert s["chance_r1"] == pytest.approx(100 / 6) and s["n_tied_queries"] == 4
     assert np.isnan(metrics.recall_at_k(np.array([]), 1))

@@ -162,7 +162,8 @@ def test_pairs_score_as_a_plain_reference_and_missing_images_are_reported(loaded
     with_missing = pairs + pairs_on([NAMES[2]])
     with pytest.raises(DataError, match=rf"1 image\(s\) missing under {root} \(first: {NAMES[2]}\)"):
         engine.run(loaded_tiny, with_missing, index, cache_dir=None)
-    skipped = engine.run(loaded_tiny, with_missing, index, cache_dir=None, skip_missing_images=True)
+    skipped = engine.run(loaded_tiny, with_missing, index, engine.RunOptions(skip_missing_images=True),
+                         cache_dir=None)
     assert len(skipped.queries) == 3 and [(q.image_id, why) for q, why in skipped.skipped] == [(NAMES[2], "missing image")]
 
 
