@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import torch
 
-from crepe_utils.engine.portable import (PortabilityError, exact_matmul, on_grid, operand_bits,
+from crepe_utils.engine.portable import (PortabilityError, _on_grid_float64, exact_matmul, on_grid, operand_bits,
                                          portable_products)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,3 +173,14 @@ def test_multi_head_attention_without_grad_avoids_its_fused_kernel():
             with portable_products():
                 got = mha(x, x, x, need_weights=False, attn_mask=mask)[0]
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_the_float64_grid_of_products_is_the_documented_grid():
+    """The products' one-pass rounding gives on_grid's values exactly, down to slices near float32's range ends."""
+    g = torch.Generator().manual_seed(3)
+    for shape, dim in [((30, 70), -1), ((70, 30), -2), ((4, 33, 65), -1)]:
+        for scale in (1e-30, 1e-3, 1.0, 1e30):
+            x = torch.randn(*shape, generator=g) * scale
+            x[0] = 0
+            for bits in (12, 23, 24):
+                assert torch.equal(_on_grid_float64(x, dim, bits), on_grid(x, dim, bits).double())
