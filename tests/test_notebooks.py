@@ -17,6 +17,8 @@ import pytest
 from crepe_utils.evaluation import evaluate
 from crepe_utils.notebooks import execute
 
+import helpers
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 
