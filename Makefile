@@ -8,9 +8,9 @@
 #
 # Both create (or refresh) the virtual environment .venv when it is missing or out of date.
 # `make help` lists every target. Each step below is one target; a rerun skips what is up to date
-# (`make check` always runs: it is the check). `all` writes figures/ and tables/, never README.md
-# (`make check-readme` refreshes its claims copy). `make clean` removes what the notebooks and the
-# website put in the build folder: never data, weights, evaluated results or caches.
+# (`make check` always runs: it is the check). `all` writes figures/ and tables/, never docs/
+# (`make check-claims-page` refreshes the claims table of docs/claims.md). `make clean` removes what
+# the notebooks and the website put in the build folder: never data, weights, evaluated results or caches.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
@@ -50,7 +50,7 @@ TOY_NOTEBOOKS := 02_systematicity 03_productivity
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
-.PHONY: all test check check-readme check-readme-current data data-text data-crepe data-vg data-winoground \
+.PHONY: all test check check-claims-page check-claims-page-current data data-text data-crepe data-vg data-winoground \
         data-sugarcrepe data-coco \
         evaluate toy \
         toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
@@ -90,11 +90,13 @@ test: $(VENV_STAMP) ## run the test suite
 check: $(VENV_STAMP) ## check every claim of the paper; non-zero exit when one fails
 	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES)
 
-check-readme: $(VENV_STAMP) ## `make check`, then copy the claims table into README.md (`all` leaves README alone)
-	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES) --readme README.md
+CLAIMS_PAGE := docs/claims.md
 
-check-readme-current: $(VENV_STAMP) ## `make check`, failing also when README.md's claims table is not its output
-	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES) --verify-readme README.md
+check-claims-page: $(VENV_STAMP) ## `make check`, then copy the claims table into docs/claims.md (`all` leaves it alone)
+	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES) --claims-page $(CLAIMS_PAGE)
+
+check-claims-page-current: $(VENV_STAMP) ## `make check`, failing also when docs/claims.md's table is not its output
+	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES) --verify-claims-page $(CLAIMS_PAGE)
 
 # ---------------------------------------------------------------- notebooks (published numbers)
 notebooks: $(NOTEBOOKS) ## run the paper notebooks (published numbers, plus evaluated results when present)
@@ -173,7 +175,7 @@ $(BUILD)/06_toy_world.ipynb: notebooks/06_toy_world.ipynb crepe_utils/notebooks.
 	$(RUN_NB) $< $@ -p toy_dir $(TOY_DIR) $(NB_OUTPUTS)
 
 # ---------------------------------------------------------------- the website
-docs: all ## the website: README, the executed notebooks, claims, figures, tables (build/site/index.html)
+docs: all ## the website: README, the executed notebooks, docs/ pages, figures, tables (build/site/index.html)
 	$(VPY) -m crepe_utils.site.build --build-dir $(BUILD) --out $(BUILD)/site --figures-dir $(FIGURES) \
 	    --tables-dir $(TABLES)
 

@@ -1,6 +1,6 @@
 """crepe_utils: a reproducible companion to CREPE (Ma et al., CVPR 2023) and Winoground.
 
-Packages and modules, one concern each, in layers (README "The package"; tests/test_architecture.py):
+Packages and modules, one concern each, in layers (docs/package.md, one line each; tests/test_architecture.py):
 
 ``errors``, ``paths``, ``atomic``, ``kernel``, ``metrics``, ``progress``
                  the error base class, where data live, atomic writers, ranks and intervals, progress bars

@@ -1,6 +1,8 @@
 """Every check passes on the published numbers and fails (or flags) when handed wrong input."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -205,17 +207,29 @@ def test_run_all_lists_each_claim_once_and_counts_the_rows_that_can_fail():
         "HN-Swap R@1 at n=12 is below chance (16.67)"}
 
 
-def test_verify_readme_fails_on_a_stale_claims_table(tmp_path, capsys):
+def test_verify_claims_page_fails_on_a_stale_claims_table(tmp_path, capsys):
     from crepe_utils import cli
-    readme = tmp_path / "README.md"
-    readme.write_text("# x\n\n<!-- claims:start -->\n| claim |\n|---|\n| stale |\n<!-- claims:end -->\nafter\n")
+    page = tmp_path / "claims.md"
+    page.write_text("# x\n\n<!-- claims:start -->\n| claim |\n|---|\n| stale |\n<!-- claims:end -->\nafter\n")
     args = ["check", "--tables-dir", str(tmp_path / "t"), "--results-dir", str(tmp_path / "none")]
-    assert cli.main(args + ["--verify-readme", str(readme)]) == 1
-    assert "differs from these checks" in capsys.readouterr().err
-    assert "stale" in readme.read_text()                                   # verifying writes nothing
-    assert cli.main(args + ["--readme", str(readme)]) == 0
-    assert cli.main(args + ["--verify-readme", str(readme)]) == 0
-    assert readme.read_text().endswith("<!-- claims:end -->\nafter\n")
+    assert cli.main(args + ["--verify-claims-page", str(page)]) == 1
+    err = capsys.readouterr().err
+    assert "differs from these checks" in err and "make check-claims-page" in err
+    assert "stale" in page.read_text()                                     # verifying writes nothing
+    assert cli.main(args + ["--claims-page", str(page)]) == 0
+    assert cli.main(args + ["--verify-claims-page", str(page)]) == 0
+    assert cli.main(args + ["--verify-readme", str(page)]) == 0           # the older names still work
+    assert page.read_text().endswith("<!-- claims:end -->\nafter\n")
+
+
+def test_the_makefile_and_ci_keep_the_claims_page_current():
+    root = Path(__file__).resolve().parent.parent
+    makefile = (root / "Makefile").read_text()
+    assert "--claims-page $(CLAIMS_PAGE)" in makefile and "--verify-claims-page $(CLAIMS_PAGE)" in makefile
+    assert "CLAIMS_PAGE := docs/claims.md" in makefile
+    assert "make check-claims-page-current" in (root / ".ci" / "run").read_text()
+    page = (root / "docs" / "claims.md").read_text(encoding="utf-8")
+    assert "<!-- claims:start -->" in page and "<!-- claims:end -->" in page
 
 
 def test_make_check_command_fails_on_a_failed_check(tmp_path, monkeypatch, capsys):

@@ -1,13 +1,14 @@
-"""Every Python and shell example in README.md runs, or says why it cannot run on a laptop.
+"""Every Python and shell example in README.md and the pages of docs/ runs, or says why it cannot run on a laptop.
 
-Examples are the lines of README's ```bash and ```python blocks and its inline ``python -m
+Examples are the lines of their ```bash and ```python blocks and their inline ``python -m
 crepe_utils ...`` and ``crepe_utils.…(...)`` spans. They run as written, in a temporary working
-folder, with two substitutions for what a laptop lacks: the synthetic CREPE and Winoground
+folder, with two substitutions for what a laptop lacks: synthetic CREPE, Winoground and SugarCrepe
 fixtures stand in for the real data (through the documented environment variables), and the
 tiny random model stands in for any downloadable checkpoint.
 """
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -15,12 +16,14 @@ from pathlib import Path
 import pytest
 
 import crepe_utils
-from crepe_utils import cli
+from crepe_utils import benchmarks, cli
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: README and the pages of docs/, whose examples are run alike.
+TEXTS = "\n".join([README, *(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))])
 
-#: Examples that are not run here, and why. Each must appear in README (a stale entry fails).
+#: Examples that are not run here, and why. Each must appear in README or docs/ (a stale entry fails).
 NOT_RUN = {
     "make all": "runs in CI: .ci/run's `make docs-check` depends on it",
     "make test": "is this test suite",
@@ -34,24 +37,38 @@ NOT_RUN = {
 }
 
 
-def _blocks(lang: str) -> list[str]:
-    return re.findall(rf"^```{lang}\n(.*?)^```", README, flags=re.S | re.M)
+def _blocks(lang: str, text: str = TEXTS) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```", text, flags=re.S | re.M)
 
 
-def shell_examples() -> list[str]:
+def shell_examples(text: str = TEXTS) -> list[str]:
     commands = []
-    for block in _blocks("bash"):
+    for block in _blocks("bash", text):
         for line in re.sub(r"\\\n\s*", " ", block).splitlines():
             line = re.sub(r"\s+#.*$", "", line).strip()
             if line:
                 commands.append(re.sub(r"\s+", " ", line))
-    inline = [re.sub(r"\s+", " ", c) for c in re.findall(r"`(python -m crepe_utils [^`]+)`", README)]
-    return commands + [c for c in inline if c not in commands]
+    inline = [re.sub(r"\s+", " ", c) for c in re.findall(r"`(python -m crepe_utils [^`]+)`", text)]
+    return list(dict.fromkeys(commands + inline))
 
 
 def python_examples() -> list[str]:
-    inline = [f"import crepe_utils\n{code}" for code in re.findall(r"`(crepe_utils\.\w+\([^`]*\))`", README)]
+    inline = [f"import crepe_utils\n{code}" for code in re.findall(r"`(crepe_utils\.\w+\([^`]*\))`", TEXTS)]
     return _blocks("python") + inline
+
+
+def test_readme_shows_how_to_evaluate_on_every_benchmark():
+    evaluate = [c for c in shell_examples(README) if c.startswith("python -m crepe_utils evaluate --benchmark")]
+    shown = {c.split("--benchmark ")[1].split()[0] for c in evaluate}
+    assert shown == set(benchmarks.BENCHMARKS), f"README's evaluate examples cover {shown}"
+    assert "python -m crepe_utils evaluate --help" in README
+
+
+def test_readme_is_short_and_links_every_page_of_docs():
+    assert len(README.splitlines()) <= 200
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    linked = set(re.findall(r"\]\(docs/([\w-]+\.md)\)", README))
+    assert pages <= linked, f"pages of docs/ the README does not link: {sorted(pages - linked)}"
 
 
 def test_readme_has_the_examples_this_file_knows():
@@ -59,23 +76,29 @@ def test_readme_has_the_examples_this_file_knows():
     assert any(c.startswith("python -m crepe_utils evaluate") for c in commands)
     assert any("crepe_utils.evaluate(" in code for code in python_examples())
     stale = set(NOT_RUN) - set(commands)
-    assert not stale, f"NOT_RUN names commands README no longer has: {stale}"
+    assert not stale, f"NOT_RUN names commands README and docs/ no longer have: {stale}"
     unknown = [c for c in commands if c not in NOT_RUN and not c.startswith("python -m crepe_utils ")]
-    assert not unknown, f"README examples that no test runs: {unknown} (run them here, or say why not in NOT_RUN)"
+    assert not unknown, f"examples that no test runs: {unknown} (run them here, or say why not in NOT_RUN)"
 
 
 @pytest.fixture
 def laptop(tmp_path, monkeypatch, tiny_model):
     """A working folder where the README's data and checkpoints are the fixtures; returns the substitutions."""
     import helpers
+    from test_sugarcrepe_data import write_folder
     from test_winoground import _image_blobs, make_winoground
 
-    from crepe_utils.crepe import queries as data, evaluation
+    from crepe_utils.crepe import queries as data
+    from crepe_utils import evaluation
     from crepe_utils import models
     cfg, ckpt = tiny_model
     data_dir, image_dir = helpers.synthetic_crepe_root(tmp_path / "crepe-root", rows_per_file=3,
                                                        complexities=data.COMPLEXITIES)
     winoground = make_winoground(tmp_path / "winoground", "folder", _image_blobs(tmp_path))
+    sugarcrepe, coco = write_folder(tmp_path / "sugarcrepe"), tmp_path / "coco"
+    for item in (i for path in sugarcrepe.glob("*.json") for i in json.loads(path.read_text()).values()):
+        if not (coco / item["filename"]).is_file():
+            helpers.make_image(coco / item["filename"], size=(64, 48), seed=len(item["caption"]))
     real_load = models.load_model
 
     def load_tiny(model, pretrained=None, model_config=None, **kwargs):
@@ -89,6 +112,8 @@ def laptop(tmp_path, monkeypatch, tiny_model):
     monkeypatch.setenv("CREPE_DATA", str(data_dir.parent))
     monkeypatch.setenv("VG_IMAGES", str(image_dir))
     monkeypatch.setenv("WINOGROUND_DATA", str(winoground))
+    monkeypatch.setenv("SUGARCREPE_DATA", str(sugarcrepe))
+    monkeypatch.setenv("COCO_IMAGES", str(coco))
     monkeypatch.setenv("CREPE_CACHE", str(tmp_path / "cache"))
     return {"my-arch": cfg.stem, "my-arch.json": str(cfg), "/path/to/checkpoint.pt": str(ckpt),
             "data/visual_genome": str(image_dir)}
@@ -102,6 +127,11 @@ def _cli_examples() -> list[str]:
 @pytest.mark.parametrize("command", _cli_examples())
 def test_readme_command_runs(command, laptop, capsys):
     argv = [laptop.get(word, word) for word in shlex.split(command)[3:]]
+    if "--help" in argv:
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(argv)
+        assert exit_.value.code == 0 and "--benchmark" in capsys.readouterr().out
+        return
     status = cli.main(argv)
     captured = capsys.readouterr()
     out = captured.out
@@ -109,8 +139,9 @@ def test_readme_command_runs(command, laptop, capsys):
     if argv[0] == "models":
         assert "laion400m-vit-b-32" in out
     if argv[0] == "evaluate":
-        written = crepe_utils.load_results(argv[argv.index("--out") + 1])
-        assert set(written["benchmark"]) == {argv[argv.index("--benchmark") + 1]} and (written["n_queries"] > 0).all()
+        written = crepe_utils.load_results(argv[argv.index("--out") + 1] if "--out" in argv else "results/evaluated")
+        bench = benchmarks.get(argv[argv.index("--benchmark") + 1])
+        assert set(written["benchmark"]) <= {bench.name, *bench.aliases} and (written["n_queries"] > 0).all()
     if argv[0] == "winoground":
         assert len(crepe_utils.load_winoground_results(argv[argv.index("--out") + 1])) > 0
 
@@ -119,7 +150,7 @@ def test_readme_command_runs(command, laptop, capsys):
 @pytest.mark.parametrize("code", python_examples(), ids=lambda code: code.strip().splitlines()[-1][:60])
 def test_readme_python_example_runs(code, laptop):
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's (or docs') own example
     assert namespace["crepe_utils"] is crepe_utils
     for name in ("summary", "evaluated", "toy"):
         if name in namespace:

@@ -1,7 +1,7 @@
 """The website (`make docs`) and its browser check (`make docs-check`).
 
 The site is built from synthetic executed notebooks (one figure each, made here) with the real
-README, figures/ and tables/, so a README link without a target on the site fails here.
+README, docs/ pages, figures/ and tables/, so a link without a target on the site fails here.
 """
 from __future__ import annotations
 
@@ -60,8 +60,9 @@ def _pages(site: Path) -> dict[str, str]:
 def test_the_site_has_every_page_in_paper_order(built):
     site, _ = built
     pages = _pages(site)
-    expected = {"index.html", "claims.html", "evaluating.html", "figures/index.html", "tables/index.html"}
+    expected = {"index.html", "figures/index.html", "tables/index.html"}
     expected |= {f"{stem}.html" for stem, _ in site_build.NOTEBOOKS}
+    expected |= {f"{stem}.html" for stem, _ in site_build.DOCS}
     assert set(pages) == expected
     nav = re.findall(r'<nav class="site-nav">(.*?)</nav>', pages["index.html"], flags=re.S)[0]
     order = re.findall(r'href="(\d\d_[a-z_]+)\.html"', nav)
@@ -97,18 +98,49 @@ def test_the_landing_page_is_the_readme_with_links_into_the_site(built):
     assert "make evaluate" in (site / "evaluating.html").read_text(encoding="utf-8")
 
 
+def test_every_page_of_docs_is_a_page_of_the_site_in_the_navigation(built):
+    site, _ = built
+    pages = _pages(site)
+    stems = {p.stem for p in (ROOT / "docs").glob("*.md")}
+    assert stems == {stem for stem, _ in site_build.DOCS}, "docs/*.md and site_build.DOCS must name the same pages"
+    nav = re.findall(r'<nav class="site-nav">(.*?)</nav>', pages["index.html"], flags=re.S)[0]
+    for stem in stems:
+        assert f'href="{stem}.html"' in nav, stem                         # docs-check visits what the nav links
+        assert f'href="docs/{stem}.md"' not in pages["index.html"]          # README's links point into the site
+    determinism = pages["determinism.html"]
+    assert "Same machine, same settings" in determinism and "ATEN_CPU_CAPABILITY" in determinism
+    assert "naive loop" in pages["performance.html"] and "QuickGELU" in pages["traps.html"]
+    assert "manifest.json" in pages["results.html"] and "crepe_utils.engine.core" in pages["package.html"]
+    claims = pages["claims.html"]
+    assert 'href="tables/checks.md"' not in claims and 'href="claims.html"' in claims   # ../tables/checks.md
+
+
+def test_a_docs_link_resolves_from_the_docs_folder():
+    targets = site_build.link_targets({"figures/a.png"})
+    body = '<a href="results.md#x">r</a><img src="../figures/a.png"><a href="../README.md">home</a>'
+    assert site_build.rewrite_links(body, targets, "docs/x.md", base="docs") == (
+        '<a href="results.html#x">r</a><img src="figures/a.png"><a href="index.html">home</a>')
+    with pytest.raises(site_build.SiteError, match=r"'figures/a\.png'"):
+        site_build.rewrite_links('<img src="figures/a.png">', targets, "docs/x.md", base="docs")
+
+
 def test_a_missing_executed_notebook_is_a_clear_error(tmp_path):
     with pytest.raises(site_build.SiteError, match=r"05_winoground\.ipynb.*make all"):
         site_build.build(tmp_path, tmp_path / "site", ROOT / "README.md", ROOT / "figures", ROOT / "tables")
 
 
-def test_a_readme_link_without_a_target_stops_the_build(tmp_path, built):
+def test_a_link_without_a_target_stops_the_build(tmp_path, built):
     site, _ = built
     readme = tmp_path / "README.md"
     readme.write_text((ROOT / "README.md").read_text(encoding="utf-8") + "\nSee [the notes](docs/notes.md).\n")
     build_dir = tmp_path / "build"
     with pytest.raises(site_build.SiteError, match=r"README\.md.*'docs/notes\.md'"):
-        site_build.build(build_dir, tmp_path / "site2", readme, ROOT / "figures", ROOT / "tables")
+        site_build.build(build_dir, tmp_path / "site2", readme, ROOT / "figures", ROOT / "tables", ROOT / "docs")
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", docs)
+    (docs / "traps.md").write_text("# Traps\n\nSee [the notes](notes.md).\n")      # a page's link, from docs/
+    with pytest.raises(site_build.SiteError, match=r"traps\.md.*'notes\.md'"):
+        site_build.build(build_dir, tmp_path / "site3", ROOT / "README.md", ROOT / "figures", ROOT / "tables", docs)
 
 
 @pytest.fixture

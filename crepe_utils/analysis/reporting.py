@@ -136,31 +136,31 @@ def check_table(checks_df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-README_START, README_END = "<!-- claims:start -->", "<!-- claims:end -->"
+CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
 
 
-def _readme_with_claims(path: Path, checks_df: pd.DataFrame) -> tuple[str, str]:
-    """(the README's text, the same text with the claims table of ``checks_df``)."""
+def _page_with_claims(path: Path, checks_df: pd.DataFrame) -> tuple[str, str]:
+    """(the page's text, the same text with the claims table of ``checks_df``)."""
     text = path.read_text(encoding="utf-8")
-    if README_START not in text or README_END not in text:
-        raise ValueError(f"{path} lacks the markers {README_START} … {README_END}")
+    if CLAIMS_START not in text or CLAIMS_END not in text:
+        raise ValueError(f"{path} lacks the markers {CLAIMS_START} … {CLAIMS_END}")
     table = checks_df[["claim", "paper", "ours", "status"]].copy()
     table["status"] = table["status"].map(lambda s: STATUS_MARKS.get(s, s))
-    head, rest = text.split(README_START, 1)
-    _, tail = rest.split(README_END, 1)
-    return text, f"{head}{README_START}\n{markdown_table(table)}{README_END}{tail}"
+    head, rest = text.split(CLAIMS_START, 1)
+    _, tail = rest.split(CLAIMS_END, 1)
+    return text, f"{head}{CLAIMS_START}\n{markdown_table(table)}{CLAIMS_END}{tail}"
 
 
-def update_readme_claims(readme: str | os.PathLike, checks_df: pd.DataFrame) -> bool:
-    """Replace the claims table between the README's claim markers; True when the file changed."""
-    path = Path(readme)
-    text, new = _readme_with_claims(path, checks_df)
+def update_claims_page(page: str | os.PathLike, checks_df: pd.DataFrame) -> bool:
+    """Replace the claims table between the page's claim markers (docs/claims.md); True when it changed."""
+    path = Path(page)
+    text, new = _page_with_claims(path, checks_df)
     if new != text:
         write_text(path, new)
     return new != text
 
 
-def readme_claims_current(readme: str | os.PathLike, checks_df: pd.DataFrame) -> bool:
-    """True when the README's claims table is exactly the one ``checks_df`` gives (nothing is written)."""
-    text, new = _readme_with_claims(Path(readme), checks_df)
+def claims_page_current(page: str | os.PathLike, checks_df: pd.DataFrame) -> bool:
+    """True when the page's claims table is exactly the one ``checks_df`` gives (nothing is written)."""
+    text, new = _page_with_claims(Path(page), checks_df)
     return new == text

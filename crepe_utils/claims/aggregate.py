@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import warnings
 
-from ..analysis.reporting import readme_claims_current, update_readme_claims, write_table
+from ..analysis.reporting import claims_page_current, update_claims_page, write_table
 from ..results import store
 from ..winoground import results as winoground_results
 from . import blind as blind_claims, sugarcrepe as sugarcrepe_claims, topics, winoground as winoground_claims
@@ -56,9 +56,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--data-dir", default=None, help="CREPE CSVs (default: $CREPE_DATA/crepe, i.e. ./data/crepe)")
     parser.add_argument("--results-dir", default="results/evaluated", help="evaluated results (if any)")
     parser.add_argument("--tables-dir", default="tables", help="where checks.{csv,md,tex} are written")
-    parser.add_argument("--readme", default=None, help="also refresh the claims table in this README")
-    parser.add_argument("--verify-readme", default=None, metavar="README",
-                        help="exit non-zero when this README's claims table differs from the checks just run")
+    # --readme and --verify-readme: the names from when the table lived in README.md
+    parser.add_argument("--claims-page", "--readme", dest="claims_page", default=None, metavar="PAGE",
+                        help="also refresh the claims table in this page (docs/claims.md)")
+    parser.add_argument("--verify-claims-page", "--verify-readme", dest="verify_claims_page", default=None,
+                        metavar="PAGE", help="exit non-zero when this page's claims table differs from the checks "
+                        "just run")
 
 
 def fail_reach_note(checks: list[Check]) -> str:
@@ -100,8 +103,8 @@ def run(args) -> int:
     df = to_frame(checks)
     write_table(df, "checks", args.tables_dir,
                 caption="Every checked claim of the CREPE, Winoground and SugarCrepe papers")
-    if args.readme:
-        update_readme_claims(args.readme, df)
+    if args.claims_page:
+        update_claims_page(args.claims_page, df)
     counts = df["status"].value_counts()
     width = max(len(c.claim) for c in checks)
     for c in checks:
@@ -124,8 +127,8 @@ def run(args) -> int:
         for c in bad:
             print(f"  - {c.claim}: paper {c.paper}, ours {c.ours}. {c.detail}", file=sys.stderr)
         status = 1
-    if args.verify_readme and not readme_claims_current(args.verify_readme, df):
-        print(f"\n{args.verify_readme}: its claims table (between the claims markers) differs from these checks; "
-              "run `make check-readme` and commit the result", file=sys.stderr)
+    if args.verify_claims_page and not claims_page_current(args.verify_claims_page, df):
+        print(f"\n{args.verify_claims_page}: its claims table (between the claims markers) differs from these "
+              "checks; run `make check-claims-page` and commit the result", file=sys.stderr)
         status = 1
     return status

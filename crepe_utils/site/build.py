@@ -1,15 +1,17 @@
 """``make docs``: the companion as a static website, built from the executed notebooks.
 
 ``python -m crepe_utils.site.build --build-dir build --out build/site``. Pages: the README (the
-landing page), the seven notebooks in the paper's order, the claims table, evaluating on a GPU
-machine, and every figure and table. The site opens from disk (``file://``): links are relative,
-images are files of the site or embedded in the page, and no page loads a script, font or style
-sheet from anywhere. A README link that would have no target on the site stops the build.
+landing page), the seven notebooks in the paper's order, the Markdown pages of ``docs/`` (the claims
+page with the full checks table), and every figure and table. The site opens from disk
+(``file://``): links are relative, images are files of the site or embedded in the page, and no
+page loads a script, font or style sheet from anywhere. A link that would have no target on the
+site stops the build.
 """
 from __future__ import annotations
 
 import argparse
 import html
+import posixpath
 import re
 import shutil
 import sys
@@ -35,16 +37,16 @@ NOTEBOOKS = (("01_benchmark_totals", "Totals and baselines"), ("02_systematicity
              ("03_productivity", "Productivity"), ("04_imagenet_correlation", "ImageNet correlation"),
              ("05_winoground", "Winoground"), ("06_toy_world", "The toy world"),
              ("07_blind_baselines", "Without looking"))
+#: The Markdown pages of docs/, in navigation order: (stem, navigation label); docs/<stem>.md -> <stem>.html.
+DOCS = (("evaluating", "Evaluating"), ("results", "Results format"), ("claims", "Claims"), ("traps", "Traps"),
+        ("determinism", "Determinism"), ("performance", "Performance"), ("package", "The package"),
+        ("development", "Development"))
 HOME = Page("index.html", "CREPE companion")
 CLAIMS = Page("claims.html", "Claims")
-EVALUATING = Page("evaluating.html", "Evaluating on a GPU")
 FIGURES = Page("figures/index.html", "Figures")
 TABLES = Page("tables/index.html", "Tables")
-NAV = (HOME, *(Page(f"{stem}.html", label) for stem, label in NOTEBOOKS), CLAIMS, EVALUATING, FIGURES, TABLES)
-
-#: README sections that become pages of their own (beside the whole README on the landing page).
-CLAIMS_SECTION = "Claims"
-EVALUATING_SECTIONS = ("Evaluating models on the real benchmark", "Results format")
+NAV = (HOME, *(Page(f"{stem}.html", label) for stem, label in NOTEBOOKS),
+       *(Page(f"{stem}.html", label) for stem, label in DOCS), FIGURES, TABLES)
 CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
 
 
@@ -80,38 +82,33 @@ def markdown(text: str) -> str:
     return render(text)
 
 
-def sections(readme: str) -> dict[str, str]:
-    """README's ``## `` sections by heading (the text before the first one under ``""``)."""
-    parts = re.split(r"^## +(.+?)\s*$", readme, flags=re.M)
-    out = {"": parts[0]}
-    for heading, body in zip(parts[1::2], parts[2::2]):
-        out[heading] = f"## {heading}\n{body}"
-    return out
-
-
 _LINK = re.compile(r'(?P<attr>href|src)="(?P<url>[^"]*)"')
 
 
 def link_targets(site_files: set[str]) -> dict[str, str]:
-    """Where a README link (relative to the project root) points on the site."""
+    """Where a link (relative to the project root) points on the site."""
     targets = {f: f for f in site_files}
     targets.update({f"notebooks/{stem}.ipynb": f"{stem}.html" for stem, _ in NOTEBOOKS})
+    targets.update({f"docs/{stem}.md": f"{stem}.html" for stem, _ in DOCS})
     targets.update({"README.md": HOME.file, "figures": FIGURES.file, "tables": TABLES.file,
                     "tables/checks.md": CLAIMS.file})
     return targets
 
 
-def rewrite_links(body: str, targets: dict[str, str], where: str, prefix: str = "") -> str:
-    """Point each relative link at its page or file on the site; SiteError for one with no target."""
+def rewrite_links(body: str, targets: dict[str, str], where: str, prefix: str = "", base: str = "") -> str:
+    """Point each relative link at its page or file on the site; SiteError for one with no target.
+
+    ``base`` is the folder of the Markdown file the links were written in (``docs`` for its pages).
+    """
     def fix(m: re.Match) -> str:
         url = m.group("url")
         if not url or url.startswith("#") or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", url):
             return m.group(0)                                   # an anchor, https:, mailto:, data:
         path, _, fragment = url.partition("#")
-        key = path.removeprefix("./").rstrip("/")
+        key = posixpath.normpath(posixpath.join(base, path)).rstrip("/")
         if key not in targets:
-            raise SiteError(f"{where}: the link {url!r} has no target on the site; link to a notebook, a file in "
-                            "figures/ or tables/, or a full https:// address")
+            raise SiteError(f"{where}: the link {url!r} has no target on the site; link to a notebook, a page "
+                            "of docs/, a file in figures/ or tables/, or a full https:// address")
         return f'{m.group("attr")}="{prefix}{targets[key]}{"#" + fragment if fragment else ""}"'
     return _LINK.sub(fix, body)
 
@@ -157,8 +154,28 @@ def tables_page(tables: list[Path]) -> str:
     return page("Tables", intro + "\n" + "\n".join(items), TABLES, prefix="../")
 
 
-def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_dir: Path) -> list[Path]:
-    """Write the site into ``out`` (replacing what a previous build left there); returns the pages."""
+def docs_page(source: Path, stem: str, label: str, targets: dict[str, str], tables_dir: Path) -> str:
+    """A Markdown page of docs/ as a page of the site; the claims page shows the full checks table."""
+    text = source.read_text(encoding="utf-8")
+    if stem == "claims":
+        if CLAIMS_START not in text or CLAIMS_END not in text:
+            raise SiteError(f"{source} lacks the claims markers {CLAIMS_START} … {CLAIMS_END}")
+        text = re.sub(re.escape(CLAIMS_START) + ".*?" + re.escape(CLAIMS_END),
+                      lambda _: (tables_dir / "checks.md").read_text(encoding="utf-8"), text, flags=re.S)
+    current = next(p for p in NAV if p.file == f"{stem}.html")
+    return page(label, rewrite_links(markdown(text), targets, str(source), base="docs"), current)
+
+
+def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_dir: Path,
+          docs_dir: Path | None = None) -> list[Path]:
+    """Write the site into ``out`` (replacing what a previous build left there); returns the pages.
+
+    ``docs_dir`` holds the Markdown pages (default: ``docs/`` beside the README).
+    """
+    docs_dir = readme.parent / "docs" if docs_dir is None else docs_dir
+    absent = [str(docs_dir / f"{stem}.md") for stem, _ in DOCS if not (docs_dir / f"{stem}.md").is_file()]
+    if absent:
+        raise SiteError(f"no page {', '.join(absent)}")
     missing = [build_dir / f"{stem}.ipynb" for stem, _ in NOTEBOOKS if not (build_dir / f"{stem}.ipynb").is_file()]
     if missing:
         raise SiteError(f"no executed notebook {', '.join(map(str, missing))}: run `make all` first")
@@ -175,19 +192,9 @@ def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_di
     targets = link_targets(files)
 
     text = readme.read_text(encoding="utf-8")
-    parts = sections(text)
     pages: dict[str, str] = {HOME.file: page("Home", rewrite_links(markdown(text), targets, str(readme)), HOME)}
-    if CLAIMS_SECTION not in parts:
-        raise SiteError(f"{readme} has no '## {CLAIMS_SECTION}' section")
-    claims_md = re.sub(re.escape(CLAIMS_START) + ".*?" + re.escape(CLAIMS_END),
-                       lambda _: (tables_dir / "checks.md").read_text(encoding="utf-8"), parts[CLAIMS_SECTION],
-                       flags=re.S)
-    pages[CLAIMS.file] = page("Claims", rewrite_links(markdown(claims_md), targets, f"{readme} (Claims)"), CLAIMS)
-    evaluating = [parts[s] for s in EVALUATING_SECTIONS if s in parts]
-    if not evaluating:
-        raise SiteError(f"{readme} has none of the sections {EVALUATING_SECTIONS}")
-    pages[EVALUATING.file] = page("Evaluating on a GPU machine", rewrite_links(
-        markdown("\n\n".join(evaluating)), targets, f"{readme} (evaluating)"), EVALUATING)
+    for stem, label in DOCS:
+        pages[f"{stem}.html"] = docs_page(docs_dir / f"{stem}.md", stem, label, targets, tables_dir)
     for stem, label in NOTEBOOKS:
         pages[f"{stem}.html"] = notebook_page(build_dir / f"{stem}.ipynb", stem, label)
     pages[FIGURES.file] = figures_page(sorted((staging / "figures").glob("*.png")))
@@ -204,13 +211,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build-dir", default="build", help="folder of the executed notebooks (default: build)")
     parser.add_argument("--out", default=None, help="site folder (default: <build-dir>/site)")
     parser.add_argument("--readme", default=str(PROJECT_ROOT / "README.md"))
+    parser.add_argument("--docs-dir", default=None, help="the Markdown pages (default: docs/ beside the README)")
     parser.add_argument("--figures-dir", default="figures")
     parser.add_argument("--tables-dir", default="tables")
     args = parser.parse_args(argv)
     build_dir = Path(args.build_dir)
     out = Path(args.out) if args.out else build_dir / "site"
     try:
-        pages = build(build_dir, out, Path(args.readme), Path(args.figures_dir), Path(args.tables_dir))
+        pages = build(build_dir, out, Path(args.readme), Path(args.figures_dir), Path(args.tables_dir),
+                      Path(args.docs_dir) if args.docs_dir else None)
     except SiteError as exc:
         print(error_line(exc), file=sys.stderr)
         return 1
