@@ -109,12 +109,15 @@ EVAL_SUMMARIES = $(shell find $(RESULTS) -name '*summary.csv' 2>/dev/null)
 CREPE_FILES    = $(shell find $(CREPE_CSVS) -name '*.csv' 2>/dev/null)
 NB_DATA_01_benchmark_totals = $(CREPE_FILES)
 NB_DATA_05_winoground       = $(wildcard $(WINOGROUND_DATA)/*)
-NB_DATA_07_blind_baselines  = $(CREPE_FILES) $(wildcard $(SUGARCREPE_DATA)/*.json) $(wildcard $(WINOGROUND_DATA)/*)
+NB_DATA_07_blind_baselines  = $(CREPE_FILES) $(wildcard $(SUGARCREPE_DATA)/*.json) $(wildcard $(WINOGROUND_DATA)/*) \
+                              $(TOY_DIR)/.done
+# 07 also compares the toy world's model with the blind scorers, so it runs after the toy world, always.
+NB_PARAMS_07_blind_baselines = -p toy_dir $(TOY_DIR)
 
 .SECONDEXPANSION:
 $(BUILD)/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $$(NB_DATA_$$*) $$(EVAL_SUMMARIES) \
                   | $(VENV_STAMP)
-	$(RUN_NB) $< $@ -p results_dir $(RESULTS) $(NB_OUTPUTS)
+	$(RUN_NB) $< $@ -p results_dir $(RESULTS) $(NB_OUTPUTS) $(NB_PARAMS_$*)
 
 # ---------------------------------------------------------------- data
 data: data-crepe data-vg ## download CREPE's hard negatives and Visual Genome (about 15 GB)
