@@ -34,7 +34,8 @@ TOY_DIR         ?= results/toy
 BUILD           ?= build
 FIGURES         ?= figures
 TABLES          ?= tables
-# Paper models to evaluate with `make evaluate`: registry keys, or paper / all for every row (`make models` lists them).
+# Models for `make evaluate` (CREPE and SugarCrepe, each benchmark reading its own folders above, exported):
+# keys of either paper's table, paper (each table's models) or all (`make models` lists them).
 MODELS       ?= paper
 DEVICE       ?= auto
 PRECISION    ?= fp32
@@ -149,9 +150,9 @@ data-coco: $(VENV_STAMP) ## download COCO val2017, SugarCrepe's images (816 MB),
 models: $(VENV_STAMP) ## list the model registry
 	$(VPY) -m crepe_utils models
 
-evaluate: $(VENV_STAMP) ## evaluate MODELS (default: the paper's) on the real data, then rerun the notebooks
-	@status=0; $(VPY) -m crepe_utils evaluate-paper --models $(MODELS) --data-dir $(CREPE_CSVS) \
-	    --image-dir $(VG_IMAGES) --out $(RESULTS) --device $(DEVICE) --precision $(PRECISION) || status=$$?; \
+evaluate: $(VENV_STAMP) ## evaluate MODELS (default: the papers') on CREPE and SugarCrepe, then rerun the notebooks
+	@status=0; $(VPY) -m crepe_utils evaluate-paper --models $(MODELS) --out $(RESULTS) --device $(DEVICE) \
+	    --precision $(PRECISION) || status=$$?; \
 	$(MAKE) notebooks || exit $$?; \
 	if [ $$status -ne 0 ]; then echo "some models failed (see above); the notebooks show the others" >&2; fi; \
 	exit $$status

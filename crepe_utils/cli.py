@@ -17,7 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("crepe_utils.crepe.validation", "validate a CREPE data folder (and its images)"),
     "models": ("crepe_utils.analysis.model_table", "list the model registry"),
     "evaluate": ("crepe_utils.evaluate_command", "evaluate one model on one benchmark (CREPE, Winoground, SugarCrepe)"),
-    "evaluate-paper": ("crepe_utils.crepe.scheduling", "evaluate several registry models (make evaluate)"),
+    "evaluate-paper": ("crepe_utils.crepe.scheduling", "evaluate the papers' models on CREPE and SugarCrepe (make evaluate)"),
     "check": ("crepe_utils.claims.aggregate", "check every claim of the papers; non-zero exit on failure"),
     "winoground": ("crepe_utils.evaluate_command", "evaluate one model on Winoground (evaluate --benchmark winoground)"),
     "toy": ("crepe_utils.toy.pipeline", "generate the toy world, train a tiny CLIP, evaluate it"),

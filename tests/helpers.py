@@ -146,6 +146,22 @@ def synthetic_crepe_root(root: Path, n_images: int = 12, rows_per_file: int = 6,
     return data_dir, image_dir
 
 
+
+def sugarcrepe_root(root: Path, pairs_per_subset: int = 2, n_images: int = 4, seed: int = 0) -> tuple[Path, Path]:
+    """(SugarCrepe data folder with all seven subsets in the released layout, COCO-like image folder)."""
+    from crepe_utils.sugarcrepe import SUBSETS
+    rng = np.random.default_rng(seed)
+    data_dir, image_dir = Path(root) / "sugarcrepe", Path(root) / "coco"
+    data_dir.mkdir(parents=True)
+    names = [f"{100 + i:012d}.jpg" for i in range(n_images)]
+    for i, name in enumerate(names):
+        make_image(image_dir / "val2017" / name, size=(64, 48), seed=40 + i)
+    for s, subset in enumerate(SUBSETS):
+        items = {str(k): {"filename": names[(k + s) % n_images], "caption": " ".join(rng.choice(WORDS, size=5)),
+                          "negative_caption": " ".join(rng.choice(WORDS, size=5))} for k in range(pairs_per_subset)}
+        (data_dir / f"{subset}.json").write_text(json.dumps(items, indent=4), encoding="utf-8")
+    return data_dir, image_dir
+
 #: Boxes of the differential fixture, (x, y, width, height) on an 80 × 60 image, by what they test.
 DIFFERENTIAL_BOXES = {
     "whole-pixel": (4.0, 3.0, 50.0, 40.0),

@@ -25,6 +25,7 @@ LAYERS = [
     ["results"],
     ["crepe", "winoground", "sugarcrepe"],
     ["benchmarks", "scoring"],
+    ["crepe.paper_jobs"],
     ["evaluation"],
     ["evaluate_command"],
     ["crepe.scheduling", "analysis"],

@@ -301,24 +301,25 @@ SBATCH = Path(__file__).resolve().parent.parent / "docs" / "slurm" / "evaluate_a
 
 def test_slurm_array_has_one_task_per_evaluable_model():
     import re
-    from crepe_utils.models import registry
-    n = len(registry.paper_models(evaluable=True))
+    from crepe_utils.crepe import paper_jobs
+    n = len(paper_jobs.paper_keys())
     assert re.search(r"^#SBATCH --array=0-(\d+)$", SBATCH.read_text(), re.M).group(1) == str(n - 1)
 
 
-@pytest.mark.parametrize("task", [0, 14])
+@pytest.mark.parametrize("task", [0, 14, 27])
 def test_slurm_task_runs_evaluate_paper_on_its_model(task, tmp_path):
     import subprocess
-    from crepe_utils.models import registry
+    from crepe_utils.crepe import paper_jobs
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": str(task), "CREPE_DRY_RUN": "1", "RESULTS": "/r",
            "VENV": str(Path(sys.executable).parent.parent), "PYTHONPATH": str(SBATCH.parent.parent.parent),
            "SLURM_SUBMIT_DIR": str(tmp_path)}
     done = subprocess.run(["bash", str(SBATCH)], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    key = [m.key for m in registry.paper_models(evaluable=True)][task]
+    key = paper_jobs.paper_keys()[task]
     words = done.stdout.split()
     assert words[1:4] == ["-m", "crepe_utils", "evaluate-paper"] and words[words.index("--models") + 1] == key
     assert words[words.index("--out") + 1] == "/r" and words[words.index("--device") + 1] == "cuda"
+    assert "--data-dir" not in words and "--image-dir" not in words      # each benchmark reads its own folders
     bad = subprocess.run(["bash", str(SBATCH)], env={**env, "SLURM_ARRAY_TASK_ID": "99"}, capture_output=True,
                          text=True, timeout=120)
     assert bad.returncode == 2 and "array index 99 has no model" in bad.stderr

@@ -27,26 +27,17 @@ from dataclasses import dataclass, field
 
 from ..engine.shared_inputs import SharedInputs
 from ..engine.threads import Background
-from ..errors import DeviceError, ModelError
-from ..models import registry
+from ..errors import DeviceError
 from ..models.spec import check_device
 from .. import settings as settings_cli
 from ..evaluate_command import add_run_arguments, print_summary, run_of
 from ..evaluation import evaluate
 from multiprocessing.connection import wait
 from ..models import load_model
-
-#: The CREPE protocols a paper model entered (registry.PaperModel.systematicity / .productivity).
-PROTOCOLS = ("systematicity", "productivity")
+from . import paper_jobs
+from .paper_jobs import Job
 
 __all__ = ["Job", "Outcome", "check_device", "parse_devices", "run_jobs"]
-
-
-@dataclass(frozen=True)
-class Job:
-    key: str              #: registry key
-    benchmark: str
-    display: str = ""     #: the paper's name, for the progress line
 
 
 @dataclass
@@ -258,36 +249,33 @@ def _run_parallel(jobs, devices, settings, out, report, target=_worker) -> list[
 # ------------------------------------------------------------------------------ command line
 
 def add_arguments_evaluate_paper(parser) -> None:
-    parser.add_argument("--models", nargs="+", default=["paper"],
-                        help="registry keys, or 'paper' / 'all' for every evaluable paper model (default)")
-    parser.add_argument("--benchmarks", nargs="+", default=list(PROTOCOLS), choices=PROTOCOLS)
+    parser.add_argument("--models", nargs="+", default=[paper_jobs.PAPER],
+                        help="registry keys of CREPE's or SugarCrepe's table, or 'paper' (default: every evaluable "
+                        "model of the two papers' tables, each on the benchmarks its paper has it on) or 'all' "
+                        "(adds SugarCrepe for CREPE's other models); `python -m crepe_utils models` lists them")
+    parser.add_argument("--benchmarks", nargs="+", default=list(paper_jobs.BENCHMARKS), choices=paper_jobs.BENCHMARKS,
+                        help="which of them to run (default: all three)")
     add_run_arguments(parser)
     parser.add_argument("--devices", default=None, help="comma-separated devices, e.g. cuda:0,cuda:1: one worker "
                         "process per device, each taking the next (model, benchmark) job (a comma-separated "
                         "--device does the same)")
+    parser.epilog = ("Folders: without --data-dir and --image-dir each benchmark reads its own: CREPE "
+                     "$CREPE_DATA/crepe and $VG_IMAGES, SugarCrepe $SUGARCREPE_DATA and $COCO_IMAGES (crepe_utils."
+                     "paths). --data-dir / --image-dir name one folder, so they are refused when the jobs read "
+                     "different datasets: choose one kind with --benchmarks to give them.")
 
 
 def run_evaluate_paper(args) -> int:
-    """Every requested registry model on every benchmark it entered in the paper (crepe_utils.crepe.scheduling)."""
+    """Every requested model on every benchmark its paper's table has it on (crepe_utils.crepe.paper_jobs)."""
     if args.devices and args.device != "auto":
         raise DeviceError("give --device or --devices, not both")
     spread = args.devices or (args.device if "," in args.device else None)   # make evaluate DEVICE=cuda:0,cuda:1
     devices = parse_devices(spread) if spread else [check_device(args.device)]
-    every = args.models in (["paper"], ["all"])
-    keys = [m.key for m in registry.paper_models(evaluable=True)] if every else args.models
     kwargs = {"run": run_of(args), "settings": settings_cli.from_args(args)}   # a bad setting stops here
-    jobs = []
-    for key in keys:
-        try:
-            row = registry.paper_model(key)
-        except KeyError as exc:
-            raise ModelError(exc.args[0]) from None
-        benches = [b for b in args.benchmarks if (b == "systematicity" and row.systematicity)
-                   or (b == "productivity" and row.productivity)]
-        if not row.evaluable or not benches:
-            print(f"skip {key}: {row.note or 'not evaluated on these benchmarks in the paper'}")
-            continue
-        jobs += [Job(key, bench, row.display) for bench in benches]
+    jobs, skipped = paper_jobs.plan(args.models, args.benchmarks)
+    paper_jobs.check_folders(jobs, args.data_dir, args.image_dir)
+    for line in skipped:
+        print(line)
     outcomes = run_jobs(jobs, devices, kwargs)
     failed = list(dict.fromkeys(o.job.key for o in outcomes if not o.ok))
     if failed:
