@@ -30,7 +30,7 @@ from .benchmarks import Selection, Sources
 from .engine import core as engine
 from .errors import CrepeError
 from .models import load_model, resolve
-from .models.spec import LoadedModel
+from .models.spec import LoadedModel, check_device
 from .results import provenance
 from .results.store import check_kind, result_dir, write_result
 from .settings import EvaluationSettings
@@ -87,6 +87,7 @@ def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None
     bench = benchmarks.get(benchmark)
     run, selection, settings = _route(run, selection, settings, keywords)
     check_kind(run.kind)
+    check_device(settings.device)                           # before anything is read or loaded
     spec = model.spec if isinstance(model, LoadedModel) else resolve(model, run.pretrained, run.model_config)
     selection = bench.for_model(selection, spec)
     bench.check(selection)
