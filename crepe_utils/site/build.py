@@ -36,7 +36,7 @@ class Page:
 NOTEBOOKS = (("01_benchmark_totals", "Totals and baselines"), ("02_systematicity", "Systematicity"),
              ("03_productivity", "Productivity"), ("04_imagenet_correlation", "ImageNet correlation"),
              ("05_winoground", "Winoground"), ("06_toy_world", "The toy world"),
-             ("07_blind_baselines", "Without looking"))
+             ("07_blind_baselines", "Without looking"), ("08_sugarcrepe", "SugarCrepe"))
 #: The Markdown pages of docs/, in navigation order: (stem, navigation label); docs/<stem>.md -> <stem>.html.
 DOCS = (("evaluating", "Evaluating"), ("results", "Results format"), ("claims", "Claims"), ("traps", "Traps"),
         ("determinism", "Determinism"), ("performance", "Performance"), ("package", "The package"),
