@@ -46,7 +46,7 @@ export MPLBACKEND := Agg
 
 PKG_SOURCES := $(shell find crepe_utils -name '*.py' -o -name '*.csv' -o -name '*.json' 2>/dev/null)
 NOTEBOOKS   := 01_benchmark_totals 02_systematicity 03_productivity 04_imagenet_correlation 05_winoground \
-               07_blind_baselines
+               07_blind_baselines 08_sugarcrepe
 TOY_NOTEBOOKS := 02_systematicity 03_productivity
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
@@ -102,14 +102,15 @@ check-claims-page-current: $(VENV_STAMP) ## `make check`, failing also when docs
 # ---------------------------------------------------------------- notebooks (published numbers)
 notebooks: $(NOTEBOOKS) ## run the paper notebooks (published numbers, plus evaluated results when present)
 
-$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 01_... to 05_..., 07_...
+$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 01_... to 05_..., 07_..., 08_...
 
 # Read by the notebooks besides the package: evaluated results (every notebook shows them when present),
-# CREPE's CSVs (01 validates them), Winoground's files (05), all three benchmarks' texts (07).
+# CREPE's CSVs (01 validates them), Winoground's files (05), all three benchmarks' texts (07), SugarCrepe's JSONs (08).
 EVAL_SUMMARIES = $(shell find $(RESULTS) -name '*summary.csv' 2>/dev/null)
 CREPE_FILES    = $(shell find $(CREPE_CSVS) -name '*.csv' 2>/dev/null)
 NB_DATA_01_benchmark_totals = $(CREPE_FILES)
 NB_DATA_05_winoground       = $(wildcard $(WINOGROUND_DATA)/*)
+NB_DATA_08_sugarcrepe       = $(wildcard $(SUGARCREPE_DATA)/*.json)
 NB_DATA_07_blind_baselines  = $(CREPE_FILES) $(wildcard $(SUGARCREPE_DATA)/*.json) $(wildcard $(WINOGROUND_DATA)/*) \
                               $(TOY_DIR)/.done
 # 07 also compares the toy world's model with the blind scorers, so it runs after the toy world, always.

@@ -38,6 +38,8 @@ EXPECTED = {
                             "blind_published", "blind_hard_sizes", "checks_blind"]),
     "04_imagenet_correlation": (["r2_imagenet"], ["imagenet_zeroshot", "r2_model_set_search", "r2_imagenet",
                                                   "checks_r2"]),
+    "08_sugarcrepe": (["sugarcrepe_published", "sugarcrepe_imagenet_correlation"],
+                      ["sugarcrepe_subsets", "sugarcrepe_published", "sugarcrepe_imagenet_r", "checks_sugarcrepe"]),
 }
 
 
@@ -78,6 +80,8 @@ WITHOUT_DATA = {
     "05_winoground": (EXPECTED["05_winoground"][0],
                       [t for t in EXPECTED["05_winoground"][1] if t != "winoground_caption_pairs"]),
     "07_blind_baselines": ([], ["blind_scorers", "blind_published", "checks_blind"]),
+    "08_sugarcrepe": (EXPECTED["08_sugarcrepe"][0],
+                      [t for t in EXPECTED["08_sugarcrepe"][1] if t != "sugarcrepe_subsets"]),
 }
 
 
@@ -109,6 +113,52 @@ def assert_default_run(name, tmp_path, fig_names, table_names):
     assert_figures_inline(figures, tmp_path / "build" / f"{name}.ipynb", nb)
     if fig_names:
         assert len(_inline_pngs(nb)) >= len(fig_names)
+
+
+def _markdown(nb) -> str:
+    return "\n".join(str(o.get("data", {}).get("text/markdown", "")) for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_sugarcrepe_notebook_says_what_is_missing(tmp_path):
+    """No JSONs, no results: the published sections run, and two sentences say what is missing and how to get it."""
+    figures, tables, nb = _run("08_sugarcrepe", tmp_path, results_dir=str(tmp_path / "no-results"))
+    assert not _errors(nb) and not (tables / "sugarcrepe_subsets.csv").exists()
+    text = _markdown(nb)
+    assert "No SugarCrepe JSONs" in text and "make data-sugarcrepe" in text
+    assert "No evaluated SugarCrepe results" in text and "evaluate --benchmark sugarcrepe" in text
+    assert "make data-coco" in text
+    r = pd.read_csv(tables / "sugarcrepe_imagenet_r.csv").set_index("subset")
+    assert len(r) == 7 and (r["n_models"] == 17).all() and (r["difference"].abs() < 0.015).all()
+
+
+def _sugarcrepe_fixture_results(root: Path) -> Path:
+    """SugarCrepe summaries of one checkpoint of the published table (kind "fixture"): the published R@1 plus
+    one point, two tied pairs per subset, an interval around each."""
+    from crepe_utils import reported
+    from crepe_utils.results import store
+    pub = reported.sugarcrepe_published()
+    pub = pub[pub["imagenet_model"] == "openai-vit-b-32"]
+    rows = [{"model": "openai-vit-b-32", "benchmark": "sugarcrepe", "hn_type": r.subset, "n_queries": 500,
+             "n_candidates": 2, "chance_r1": 50.0, "r1": r.r1 + 1, "r1_ci_low": r.r1 - 3, "r1_ci_high": r.r1 + 5,
+             "r1_optimistic": r.r1 + 1.4, "n_tied_queries": 2, "n_skipped": 0} for r in pub.itertuples()]
+    helpers.write_retrieval(store.result_dir(root, "openai-vit-b-32", "sugarcrepe"),
+                            pd.DataFrame(rows).reindex(columns=store.SUMMARY_COLUMNS),
+                            pd.DataFrame(columns=store.PER_QUERY_COLUMNS),
+                            {"kind": "fixture", "engine": {"limit": None}})
+    return root
+
+
+def test_sugarcrepe_notebook_shows_evaluated_results_beside_the_published(tmp_path):
+    results = _sugarcrepe_fixture_results(tmp_path / "results")
+    figures, tables, nb = _run("08_sugarcrepe", tmp_path, results_dir=str(results), output_prefix="fx_")
+    assert not _errors(nb)
+    ev = pd.read_csv(tables / "fx_sugarcrepe_evaluated.csv")
+    assert len(ev) == 7 and set(ev["kind"]) == {"fixture"} and (ev["n_tied_queries"] == 2).all()
+    assert ev["difference"].round(6).eq(1.0).all()                 # beside the same checkpoint's published R@1
+    assert (ev["r1_ci_low"] <= ev["r1"]).all() and (ev["r1"] <= ev["r1_ci_high"]).all()
+    assert (figures / "fx_sugarcrepe_evaluated.png").stat().st_size > 1000
+    assert_figures_inline(figures, tmp_path / "build" / "08_sugarcrepe.ipynb", nb)
+    assert "No evaluated SugarCrepe results" not in _markdown(nb)
 
 
 def test_r2_notebook_reproduces_the_paper(tmp_path):

@@ -4,4 +4,5 @@
 ``correlation``  R² against ImageNet accuracy, with bootstrap intervals
 ``reporting``    one style for figures (PNG, SVG) and tables (CSV, Markdown, LaTeX)
 ``model_table``  the model registry as a table (``python -m crepe_utils models``)
+``sugarcrepe``   SugarCrepe's published table, its ImageNet correlations, evaluated results beside it (notebook 08)
 """

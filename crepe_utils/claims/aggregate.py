@@ -1,7 +1,7 @@
 """``make check``: every claim of the papers that the available data and results allow.
 
 The rows are the topics' of :mod:`crepe_utils.claims.topics` (what notebooks 01–05 check), of
-Winoground, of SugarCrepe (no notebook yet) and of the blind baselines (notebook 07), every section
+Winoground (notebook 05), of the blind baselines (notebook 07) and of SugarCrepe (notebook 08), every section
 of each, listed in :data:`MAKE_CHECK_ORDER`.
 """
 from __future__ import annotations
@@ -22,7 +22,8 @@ TOPICS = {
     "productivity": (topics.productivity_sections, topics.productivity_checks, "03_productivity"),
     "r2": (topics.r2_sections, topics.r2_checks, "04_imagenet_correlation"),
     "winoground": (winoground_claims.winoground_sections, winoground_claims.winoground_checks, "05_winoground"),
-    "sugarcrepe": (sugarcrepe_claims.sugarcrepe_sections, sugarcrepe_claims.sugarcrepe_checks, None),
+    "sugarcrepe": (sugarcrepe_claims.sugarcrepe_sections, sugarcrepe_claims.sugarcrepe_checks,
+                   "08_sugarcrepe"),
     "blind": (blind_claims.blind_sections, blind_claims.blind_checks, "07_blind_baselines"),
 }
 

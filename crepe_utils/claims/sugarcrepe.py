@@ -15,13 +15,12 @@ import numpy as np
 import pandas as pd
 
 from .. import paths, reported
+from ..analysis.sugarcrepe import correlation_inputs
 from ..errors import DataError, error_line
 from ..sugarcrepe import SUBSETS, load_pairs
 from .base import FAIL, NEEDS, PAPER, PASS, Check
 
 GROUP = "sugarcrepe"
-#: the ImageNet accuracies the correlation is recomputed with: the only source that has all 17 models
-IMAGENET_SOURCE = "open_clip_results_table"
 #: pinned count of a subset before a later release changed it: quantity prefix in released_counts.csv
 EARLIER = "pairs_before_546eb51"
 
@@ -80,16 +79,6 @@ def check_r1_granularity(published: pd.DataFrame | None = None, pinned: dict | N
 
 
 # ------------------------------------------------------------------ (b) correlation with ImageNet
-
-def correlation_inputs(published: pd.DataFrame | None = None,
-                       imagenet: pd.Series | None = None) -> pd.DataFrame:
-    """The CLIP rows of the results table (those with an ``imagenet_model``) with their ImageNet top-1."""
-    published = published if published is not None else reported.sugarcrepe_published()
-    imagenet = imagenet if imagenet is not None else reported.imagenet(IMAGENET_SOURCE)
-    clip = published[published["imagenet_model"].astype(str).str.len() > 0].copy()
-    clip["imagenet_top1"] = clip["imagenet_model"].map(imagenet)
-    return clip
-
 
 def _correlation_row(subset: str, paper: float, decimals: int, g: pd.DataFrame) -> Check:
     claim = f"Pearson r of SugarCrepe {subset} R@1 vs ImageNet (open_clip's re-evaluation)"
