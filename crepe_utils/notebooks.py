@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -64,7 +65,22 @@ def _run_notebook(source, executed: Path, parameters: dict | None, cwd, progress
         # failure is this command's one error line); the cells' output and warnings go to the notebook
         pm.execute_notebook(str(source), str(tmp), parameters=parameters or {}, kernel_name="python3",
                             cwd=str(cwd or PROJECT_ROOT), progress_bar=progress, log_output=False,
-                            extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
+                            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+                            kernel_manager_class=_quiet_kernel_manager())
+
+
+def _quiet_kernel_manager():
+    """A kernel manager whose kernel process writes nothing to this command's stderr: what a cell prints
+    reaches the notebook through the kernel's messages; the process's own stderr holds only library noise
+    at shutdown (libzmq's assertion on a closed socket, at random), which would break the one error line."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class QuietKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            kw.setdefault("stderr", subprocess.DEVNULL)
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    return QuietKernelManager
 
 
 class NotebookError(CrepeError, RuntimeError):
