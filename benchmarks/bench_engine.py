@@ -287,7 +287,7 @@ def memory_child(data_dir: str, scale: int) -> None:
     img_root = workdir / "img"
     (img_root / "VG_100K").mkdir(parents=True)
     from PIL import Image
-    tile = Image.new("RGB", (96, 72), (120, 90, 60))
+    tile = Image.new("RGB", (800, 600), (120, 90, 60))      # Visual Genome's size: every box lies inside
     for i in {q.image_id for q in qs}:
         tile.save(img_root / "VG_100K" / f"{i}.jpg")
     cfg = workdir / "mem-tiny.json"
