@@ -50,44 +50,37 @@ def crepe_dir(explicit: str | os.PathLike | None = None) -> Path | None:
     return candidate if candidate.is_dir() else None
 
 
-def vg_images_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """Visual Genome images: ``explicit``, else ``$VG_IMAGES``, else ``<data root>/visual_genome``."""
+def _dataset_dir(explicit, variable: str, folder: str) -> Path:
+    """``explicit``, else ``$variable``, else ``<data root>/folder``: where each dataset is looked for."""
     if explicit:
         return Path(explicit)
-    env = os.environ.get("VG_IMAGES")
-    return Path(env) if env else data_root() / "visual_genome"
+    env = os.environ.get(variable)
+    return Path(env) if env else data_root() / folder
+
+
+def vg_images_dir(explicit: str | os.PathLike | None = None) -> Path:
+    """Visual Genome images: ``explicit``, else ``$VG_IMAGES``, else ``<data root>/visual_genome``."""
+    return _dataset_dir(explicit, "VG_IMAGES", "visual_genome")
 
 
 def winoground_dir(explicit: str | os.PathLike | None = None) -> Path:
     """Winoground: ``explicit``, else ``$WINOGROUND_DATA``, else ``<data root>/winoground``."""
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get("WINOGROUND_DATA")
-    return Path(env) if env else data_root() / "winoground"
+    return _dataset_dir(explicit, "WINOGROUND_DATA", "winoground")
 
 
 def sugarcrepe_dir(explicit: str | os.PathLike | None = None) -> Path:
     """SugarCrepe's JSONs: ``explicit``, else ``$SUGARCREPE_DATA``, else ``<data root>/sugarcrepe``."""
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get("SUGARCREPE_DATA")
-    return Path(env) if env else data_root() / "sugarcrepe"
+    return _dataset_dir(explicit, "SUGARCREPE_DATA", "sugarcrepe")
 
 
 def coco_images_dir(explicit: str | os.PathLike | None = None) -> Path:
     """COCO val2017 images: ``explicit``, else ``$COCO_IMAGES``, else ``<data root>/coco``."""
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get("COCO_IMAGES")
-    return Path(env) if env else data_root() / "coco"
+    return _dataset_dir(explicit, "COCO_IMAGES", "coco")
 
 
 def models_dir(explicit: str | os.PathLike | None = None) -> Path:
     """Hand-placed weights: ``explicit``, else ``$CREPE_MODELS``, else ``<data root>/models``."""
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get("CREPE_MODELS")
-    return Path(env) if env else data_root() / "models"
+    return _dataset_dir(explicit, "CREPE_MODELS", "models")
 
 
 def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
