@@ -110,6 +110,9 @@ EVAL_SUMMARIES = $(shell find $(RESULTS) -name '*summary.csv' 2>/dev/null)
 CREPE_FILES    = $(shell find $(CREPE_CSVS) -name '*.csv' 2>/dev/null)
 NB_DATA_01_benchmark_totals = $(CREPE_FILES)
 NB_DATA_05_winoground       = $(wildcard $(WINOGROUND_DATA)/*)
+# 02 and 03 show the toy world's evaluated figures where no evaluated results exist, so the toy runs come first.
+NB_DATA_02_systematicity    = $(BUILD)/toy/02_systematicity.ipynb
+NB_DATA_03_productivity     = $(BUILD)/toy/03_productivity.ipynb
 NB_DATA_08_sugarcrepe       = $(wildcard $(SUGARCREPE_DATA)/*.json)
 NB_DATA_07_blind_baselines  = $(CREPE_FILES) $(wildcard $(SUGARCREPE_DATA)/*.json) $(wildcard $(WINOGROUND_DATA)/*) \
                               $(TOY_DIR)/.done

@@ -62,6 +62,19 @@ def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", 
     return out
 
 
+def show_example(figures_dir: str | os.PathLike, name: str, note: str) -> bool:
+    """Display ``<figures_dir>/<name>.png`` under ``note`` when it exists (a figure another run of the notebook
+    drew, e.g. the toy world's, shown where this run has no data for it); whether it was shown."""
+    from IPython.display import Image, Markdown, display
+
+    png = Path(figures_dir) / f"{name}.png"
+    if not png.is_file():
+        return False
+    display(Markdown(note))
+    display(Image(data=png.read_bytes(), format="png", metadata={"figure": name, "alt": note}, alt=note))
+    return True
+
+
 def _display_saved(fig, name: str, written: list[Path]) -> None:
     import matplotlib.pyplot as plt
     from IPython.display import SVG, Image, display
