@@ -70,15 +70,12 @@ def _pow2(exponent: torch.Tensor) -> torch.Tensor:
 def on_grid(x: torch.Tensor, dim: int, bits: int) -> torch.Tensor:
     """``x`` (as float32) with each slice along ``dim`` rounded, half to even, to ``bits``
     significant bits relative to the power of two above the slice's largest magnitude."""
-    x = x.float()
-    _, exponent = torch.frexp(x.abs().amax(dim=dim, keepdim=True))
-    shift = (bits - exponent).clamp(-MAX_SHIFT, MAX_SHIFT)
-    return torch.round(x * _pow2(shift)) * _pow2(-shift)
+    return _on_grid_float64(x, dim, bits).float()       # grid values of a float32 slice are float32 numbers
 
 
 def _on_grid_float64(x: torch.Tensor, dim: int, bits: int) -> torch.Tensor:
-    """:func:`on_grid` as float64, in fewer passes (the same values: a grid value of a float32 slice is
-    a normal float32, so rounding it there or in float64 is exact either way)."""
+    """:func:`on_grid`'s values as float64, the products' operands (scaling by a power of two and rounding
+    to an integer are exact in float64, and a grid value of a float32 slice is a normal float32)."""
     x = x.float()
     largest = torch.maximum(x.amax(dim=dim, keepdim=True), -x.amin(dim=dim, keepdim=True))
     _, exponent = torch.frexp(largest)
