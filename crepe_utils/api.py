@@ -18,7 +18,7 @@ from .evaluation import Run, evaluate
 from .results.store import load_results
 from .settings import EvaluationSettings
 from .toy import pipeline
-from .winoground.results import load_results as load_winoground_results
+from .benchmarks.winoground.results import load_results as load_winoground_results
 
 __all__ = ["evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "load_winoground_results",
            "toy_world"]

@@ -14,11 +14,11 @@ from .errors import TRACEBACK_ENV, error_line, exit_status  # noqa: F401 - TRACE
 #: command → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "download": ("crepe_utils.download", "download and verify CREPE, Visual Genome, Winoground or SugarCrepe"),
-    "validate": ("crepe_utils.crepe.validation", "validate a CREPE data folder (and its images)"),
-    "models": ("crepe_utils.analysis.model_table", "list the model registry"),
+    "validate": ("crepe_utils.benchmarks.crepe.validation", "validate a CREPE data folder (and its images)"),
+    "models": ("crepe_utils.suite.models", "list the model registry"),
     "evaluate": ("crepe_utils.evaluate_command", "evaluate one model on one benchmark (CREPE, Winoground, SugarCrepe)"),
-    "evaluate-paper": ("crepe_utils.crepe.scheduling", "evaluate the papers' models on CREPE and SugarCrepe (make evaluate)"),
-    "check": ("crepe_utils.claims.aggregate", "check every claim of the papers; non-zero exit on failure"),
+    "evaluate-paper": ("crepe_utils.runs.scheduling", "evaluate the papers' models on CREPE and SugarCrepe (make evaluate)"),
+    "check": ("crepe_utils.suite.checks", "check every claim of the papers; non-zero exit on failure"),
     "winoground": ("crepe_utils.evaluate_command", "evaluate one model on Winoground (evaluate --benchmark winoground)"),
     "toy": ("crepe_utils.toy.pipeline", "generate the toy world, train a tiny CLIP, evaluate it"),
 }

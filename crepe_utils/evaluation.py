@@ -3,7 +3,7 @@
 ``crepe_utils.evaluate(model, benchmark, ...)`` (this module's :func:`evaluate`) is what notebooks
 call; ``python -m crepe_utils evaluate``, ``evaluate-paper`` and ``make evaluate`` call it too. The
 steps: the benchmark's queries (:mod:`crepe_utils.benchmarks`) → the model's scores (the engine, or
-a text-only scorer that needs no images) → the benchmark's scoring rule (:mod:`crepe_utils.scoring`)
+a text-only scorer that needs no images) → the benchmark's scoring rule (:mod:`crepe_utils.protocol`)
 → one result folder with its provenance (:mod:`crepe_utils.results`).
 
 What a call describes lives in four declared objects, each field of which may also be passed as a

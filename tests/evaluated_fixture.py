@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 import helpers
-from crepe_utils import reported
+from crepe_utils.benchmarks.crepe import reported
 
 SYST_TRAIN = {"cc12m-rn50": "cc12m", "laion400m-vit-b-32": "laion"}
 

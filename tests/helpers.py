@@ -149,7 +149,7 @@ def synthetic_crepe_root(root: Path, n_images: int = 12, rows_per_file: int = 6,
 
 def sugarcrepe_root(root: Path, pairs_per_subset: int = 2, n_images: int = 4, seed: int = 0) -> tuple[Path, Path]:
     """(SugarCrepe data folder with all seven subsets in the released layout, COCO-like image folder)."""
-    from crepe_utils.sugarcrepe import SUBSETS
+    from crepe_utils.benchmarks.sugarcrepe import SUBSETS
     rng = np.random.default_rng(seed)
     data_dir, image_dir = Path(root) / "sugarcrepe", Path(root) / "coco"
     data_dir.mkdir(parents=True)
@@ -340,7 +340,7 @@ def per_query_table(result):
     """The whole per-query table of an engine result at once (the results writer streams it in chunks)."""
     import pandas as pd
     from crepe_utils import metrics
-    from crepe_utils.scoring import retrieval
+    from crepe_utils.protocol import retrieval
     ranks = metrics.ranks_from_flat(result.scores, result.offsets)
     return pd.concat(list(retrieval.per_query_frames(result, ranks)), ignore_index=True)
 
@@ -348,7 +348,7 @@ def per_query_table(result):
 def retrieval_summary(result, loaded, n_boot: int = 50, tie_policy: str = "pessimistic"):
     """The retrieval summary table of an engine result on ``loaded`` (a benchmarks.Loaded)."""
     from crepe_utils import metrics
-    from crepe_utils.scoring import retrieval
+    from crepe_utils.protocol import retrieval
     ranks = metrics.ranks_from_flat(result.scores, result.offsets)
     return retrieval.summary_table(result, loaded, ranks, tie_policy, n_boot)
 
@@ -363,7 +363,7 @@ def write_retrieval(directory, summary, per_query, manifest):
     """Write a retrieval result from its two tables (a frame or frames) through the one results writer."""
     import pandas as pd
     from crepe_utils.results import store
-    from crepe_utils.scoring import Tables
+    from crepe_utils.protocol import Tables
     frames = [per_query] if isinstance(per_query, pd.DataFrame) else per_query
     tables = Tables(summary, store.SUMMARY_COLUMNS, frames, store.PER_QUERY_COLUMNS, "%.6g", "%.9g")
     return store.write_result(directory, tables, manifest)

@@ -43,7 +43,7 @@ def install(kill: str, at: int, loaded, out: Path) -> None:
 
     from crepe_utils import atomic
     from crepe_utils.engine import core as engine
-    from crepe_utils.scoring import retrieval
+    from crepe_utils.protocol import retrieval
 
     tick = counter(at)
     if kill == "images":

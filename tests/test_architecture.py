@@ -138,17 +138,17 @@ def layer_violations(graph: dict[str, set[str]]) -> list[str]:
 def test_the_cycle_finder_finds_a_cycle_and_the_layer_check_a_violation():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
-    assert layer_violations({"crepe_utils.engine.core": {"crepe_utils.crepe.queries"}}) == [
-        "crepe_utils.engine.core imports crepe_utils.crepe.queries (a higher layer)"]
-    assert layer_violations({"crepe_utils.crepe.x": {"crepe_utils.winoground.y"}}) == [
-        "crepe_utils.crepe.x imports crepe_utils.winoground.y (a peer)"]
+    assert layer_violations({"crepe_utils.engine.core": {"crepe_utils.benchmarks.crepe.queries"}}) == [
+        "crepe_utils.engine.core imports crepe_utils.benchmarks.crepe.queries (a higher layer)"]
+    assert layer_violations({"crepe_utils.benchmarks.crepe.x": {"crepe_utils.benchmarks.winoground.y"}}) == [
+        "crepe_utils.benchmarks.crepe.x imports crepe_utils.benchmarks.winoground.y (a peer)"]
 
 
 def test_the_graph_sees_relative_and_module_imports():
     graph = import_graph()
     assert "crepe_utils.engine.core" in graph["crepe_utils.evaluation"]       # from ..engine import core
-    assert "crepe_utils.crepe.queries" in graph["crepe_utils.benchmarks.crepe"]  # from ..crepe import queries as Q
-    assert "crepe_utils.models.registry" in graph["crepe_utils.reported"]
+    assert "crepe_utils.benchmarks.crepe.queries" in graph["crepe_utils.benchmarks.crepe.benchmark"]  # from ..crepe import queries as Q
+    assert "crepe_utils.benchmarks.crepe.roster" in graph["crepe_utils.benchmarks.crepe.reported"]
 
 
 def test_no_import_cycles():
@@ -209,7 +209,7 @@ LAZY_PACKAGE_IMPORTS = {
     ("__init__.py", "crepe_utils.api"): "`import crepe_utils` stays light; the entry points load on first use",
     ("analysis/tables.py", "crepe_utils.analysis.correlation"): "scipy, only for the R² tables",
     ("engine/precisions.py", "crepe_utils.engine.portable"): "imports torch at its top",
-    ("toy/train.py", "crepe_utils.crepe.validation"): "toy/train.py is edited elsewhere; torch after the pinning",
+    ("toy/train.py", "crepe_utils.benchmarks.crepe.validation"): "toy/train.py is edited elsewhere; torch after the pinning",
     ("toy/train.py", "crepe_utils.engine.portable"): "imports torch, which must wait for the toy's pinned numerics",
     ("toy/train.py", "crepe_utils.models"): "toy/train.py is edited elsewhere; torch after the pinning",
 }

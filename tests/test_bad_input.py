@@ -14,7 +14,7 @@ import pytest
 import helpers
 from crepe_utils import cli
 from crepe_utils.evaluation import evaluate
-from crepe_utils.crepe import validation
+from crepe_utils.benchmarks.crepe import validation
 from crepe_utils.errors import CrepeError, DataError, ModelError
 
 FILE = "prod_vg_hard_negs_atom_complexity_4.csv"
@@ -203,7 +203,7 @@ def test_commands_report_user_errors_without_traceback(tiny_model, tmp_path, cap
 
 
 def test_every_package_error_is_a_crepe_error():
-    from crepe_utils.crepe import queries as data
+    from crepe_utils.benchmarks.crepe import queries as data
     from crepe_utils import models
     assert issubclass(data.DataError, CrepeError) and issubclass(models.ModelError, CrepeError)
     assert issubclass(models.QuickGELUMismatch, ModelError)

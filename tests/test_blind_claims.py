@@ -5,9 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from crepe_utils import blind, reported
-from crepe_utils.analysis import blind as A
-from crepe_utils.claims import blind as C
+from crepe_utils import blind
+from crepe_utils.benchmarks.crepe import reported
+from crepe_utils.suite import blind as A
+from crepe_utils.suite import blind_claims as C
 from crepe_utils.claims.base import FAIL, NEEDS, PASS
 
 

@@ -11,9 +11,9 @@ import pytest
 import helpers
 from crepe_utils import blind, metrics
 from crepe_utils.blind.text import TextQuery
-from crepe_utils.crepe.queries import load_productivity
-from crepe_utils.winoground import blind as winoground_blind
-from crepe_utils.winoground.metadata import load_examples_text
+from crepe_utils.benchmarks.crepe.queries import load_productivity
+from crepe_utils.benchmarks.winoground import blind as winoground_blind
+from crepe_utils.benchmarks.winoground.metadata import load_examples_text
 from blind_reference import reference_bigram, reference_fold, reference_log_probability, words
 
 pytestmark = pytest.mark.shared

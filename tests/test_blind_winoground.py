@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from crepe_utils.errors import DataError
-from crepe_utils.winoground import blind as wb
+from crepe_utils.benchmarks.winoground import blind as wb
 
 EXAMPLES = [SimpleNamespace(id=0, caption_0="an old person kisses a young person",
                             caption_1="a young person kisses an old person"),

@@ -6,8 +6,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from crepe_utils.claims import aggregate, base as claims_base, crepe as checks, topics
-from crepe_utils import reported
+from crepe_utils.suite import checks as aggregate
+from crepe_utils.claims import base as claims_base
+from crepe_utils.benchmarks.crepe import claims as checks, topics
+from crepe_utils.benchmarks.crepe import reported
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
 
 
@@ -244,7 +246,7 @@ def test_make_check_command_fails_on_a_failed_check(tmp_path, monkeypatch, capsy
 
 def test_systematicity_query_counts_are_the_present_files_rows(synthetic_root):
     import csv
-    from crepe_utils.crepe import validation
+    from crepe_utils.benchmarks.crepe import validation
     data_dir, _ = synthetic_root
     expected = {}
     for path in sorted(data_dir.rglob("syst_vg_hard_negs_*.csv")):

@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from crepe_utils import reported
-from crepe_utils.claims import aggregate, crepe as crepe_claims, sugarcrepe as sugarcrepe_claims, topics
-from crepe_utils.claims import blind as blind_claims, winoground as winoground_claims
+from crepe_utils.benchmarks.crepe import reported
+from crepe_utils.suite import checks as aggregate
+from crepe_utils.benchmarks.crepe import claims as crepe_claims, topics
+from crepe_utils.benchmarks.sugarcrepe import claims as sugarcrepe_claims
+from crepe_utils.suite import blind_claims as blind_claims
+from crepe_utils.benchmarks.winoground import claims as winoground_claims
 from crepe_utils.claims.base import FAIL, NEEDS, PASS
 from evaluated_fixture import write_evaluated_results
 

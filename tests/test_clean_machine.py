@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 import helpers
-from crepe_utils.crepe import queries as D
-from crepe_utils.crepe import validation
+from crepe_utils.benchmarks.crepe import queries as D
+from crepe_utils.benchmarks.crepe import validation
 from crepe_utils.claims.base import PAPER, PASS
 from crepe_utils.analysis.correlation import r_squared, r_squared_with_uncertainty
-from crepe_utils.claims import winoground as wc
+from crepe_utils.benchmarks.winoground import claims as wc
 
 POS = "a red dog on a table"
 NEGS = {"atom": ["a blue dog on a table", "a red cat on a table", "a red dog on a chair", "a red dog under a table",

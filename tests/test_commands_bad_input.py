@@ -138,8 +138,8 @@ def test_every_package_exception_is_a_crepe_error():
     import inspect
 
     from crepe_utils.errors import CrepeError
-    internal = {"crepe_utils.crepe.queries._BadRow", "crepe_utils.winoground.data.BadRow",
-                "crepe_utils.sugarcrepe.data._BadItem",
+    internal = {"crepe_utils.benchmarks.crepe.queries._BadRow", "crepe_utils.benchmarks.winoground.data.BadRow",
+                "crepe_utils.benchmarks.sugarcrepe.data._BadItem",
                 "crepe_utils.download.transport._Transient", "crepe_utils.download.transport._RangeRejected",
                 "crepe_utils.download.transport._SourceFailed"}
     found = []

@@ -212,8 +212,8 @@ def test_shard_size_and_workers_do_not_change_bytes(loaded_tiny, crash_root, tmp
     reuses the cache and gives the same embeddings as a run without a cache. (With cores to
     spare, as here, workers leave torch's thread count alone; where they do not, the crops'
     thread count is part of the key: the next test.)"""
-    from crepe_utils.crepe import queries as D
-    from crepe_utils.crepe.images import ImageIndex
+    from crepe_utils.benchmarks.crepe import queries as D
+    from crepe_utils.imagesets.visual_genome import ImageIndex
     from crepe_utils.engine import threads as engine_threads
     monkeypatch.setattr(engine_threads, "available_cores", lambda: 64)
     qs = D.load_productivity(crash_root[0], complexities=(4, 5)).queries
@@ -234,8 +234,8 @@ def test_crops_beside_workers_are_encoded_with_the_cores_they_leave(loaded_tiny,
     part of the cache key, so such a run never mixes with one at the full thread count."""
     import torch
     from crepe_utils import metrics
-    from crepe_utils.crepe import queries as D
-    from crepe_utils.crepe.images import ImageIndex
+    from crepe_utils.benchmarks.crepe import queries as D
+    from crepe_utils.imagesets.visual_genome import ImageIndex
     from crepe_utils.engine import threads as engine_threads
     qs = D.load_productivity(crash_root[0], complexities=(4, 5)).queries
     index = ImageIndex(crash_root[1])

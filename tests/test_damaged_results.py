@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 import helpers
-from crepe_utils.analysis import tables
+from crepe_utils.benchmarks.crepe import analysis as tables
 from crepe_utils.results import store
-from crepe_utils.winoground import results as wr
+from crepe_utils.benchmarks.winoground import results as wr
 from evaluated_fixture import write_evaluated_results
 
 BINARY = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
@@ -136,7 +136,7 @@ def test_the_systematicity_table_leaves_out_a_result_whose_per_query_table_is_da
 
 
 def test_winoground_readers_name_a_damaged_file(tmp_path):
-    from crepe_utils.winoground.statistics import SUMMARY_COLUMNS
+    from crepe_utils.benchmarks.winoground.statistics import SUMMARY_COLUMNS
     row = {c: 1.0 for c in SUMMARY_COLUMNS} | {"breakdown": "all", "subset": "all", "metric": "text"}
     for model in ("good", "bad"):
         folder = tmp_path / model / "winoground"

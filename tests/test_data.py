@@ -7,8 +7,8 @@ import pytest
 from PIL import Image
 
 import helpers
-from crepe_utils.crepe import queries as D
-from crepe_utils.crepe import images
+from crepe_utils.benchmarks.crepe import queries as D
+from crepe_utils.imagesets import visual_genome as images
 from crepe_utils.engine import images as pixels
 
 

@@ -39,7 +39,7 @@ def test_exactness_counts_rank_changes_outside_near_ties(tmp_path, loaded_tiny):
 
     import numpy as np
     from crepe_utils.engine import core as engine
-    from crepe_utils.crepe.images import ImageIndex
+    from crepe_utils.imagesets.visual_genome import ImageIndex
     captions, _ = device_check.load_captions(None, 60)
     queries = device_check.synthetic_data(tmp_path / "images", 2, captions)[:6]
     ref = engine.run(loaded_tiny, queries, ImageIndex(tmp_path / "images"), cache_dir=None)

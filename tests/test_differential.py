@@ -25,7 +25,7 @@ import helpers
 from crepe_utils.engine import core as engine
 from crepe_utils.engine.core import RunOptions
 from crepe_utils import metrics
-from crepe_utils.crepe.images import ImageIndex
+from crepe_utils.imagesets.visual_genome import ImageIndex
 from crepe_utils.evaluation import evaluate
 
 SCORE_TOL = 1e-5          # |engine − reference| for fp32 cosine scores in [-1, 1]
@@ -239,7 +239,7 @@ def test_overlong_caption_under_truncation_error(differential, loaded_tiny, tiny
 
 @pytest.mark.parametrize("policy", ["skip", "keep", "error"])
 def test_empty_negatives_under_each_policy(differential, loaded_tiny, policy):
-    from crepe_utils.crepe import queries as D
+    from crepe_utils.benchmarks.crepe import queries as D
     data_dir, image_dir, *_ = differential
     load = lambda: D.load_systematicity(data_dir, "laion", ["comp"], empty_negatives=policy)  # noqa: E731
     if policy == "error":

@@ -17,7 +17,7 @@ import pytest
 
 from crepe_utils.download import datasets
 from crepe_utils import download
-from crepe_utils.crepe.queries import load_productivity
+from crepe_utils.benchmarks.crepe.queries import load_productivity
 from crepe_utils.download.datasets import Checksum, DatasetTableError, Extraction, RemoteFile
 from crepe_utils.download import MARKER_NAME, RECORD_NAME, DownloadError, Downloader
 from crepe_utils.download.transport import TransferPolicy

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 import helpers
-from crepe_utils.crepe import queries as D
+from crepe_utils.benchmarks.crepe import queries as D
 from crepe_utils.engine import encoders
 from crepe_utils.engine import tokenizing
 from crepe_utils.engine import core as engine
 from crepe_utils.engine.core import RunOptions
 from crepe_utils.results import store as results
-from crepe_utils.crepe.images import ImageIndex
+from crepe_utils.imagesets.visual_genome import ImageIndex
 from crepe_utils.evaluation import evaluate
 
 

@@ -21,7 +21,7 @@ import helpers
 from crepe_utils.engine import encoders
 from crepe_utils.engine import tokenizing
 from crepe_utils import models
-from crepe_utils.models import registry
+from crepe_utils.benchmarks.crepe import roster as registry
 from crepe_utils.errors import ModelError
 
 TEXTS = ["a red dog on the table", "The Cat under a wooden chair", "old man next to a car", "tree",
@@ -60,7 +60,7 @@ def test_models_listing_shows_each_family_loader_and_the_vg_caveat(capsys):
         line = next(ln for ln in out.splitlines() if key in ln)
         assert "published numbers only" not in line
     assert all(models.FAMILIES[f].loader in out for f in ("cyclip", "albef", "flava"))
-    from crepe_utils.analysis.model_table import registry_table
+    from crepe_utils.suite.models import registry_table
     table = registry_table().set_index("key")
     assert "Visual Genome" in table.loc["albef-14m", "caveat"] and "Visual Genome" in table.loc["flava", "caveat"]
     assert table.loc["cyclip-rn50", "caveat"] == "—"
@@ -389,7 +389,7 @@ def test_open_clip_local_dir_names_load_with_their_activation(tmp_path):
 def test_albef_results_carry_the_visual_genome_caveat_to_manifest_and_tables(loaded_albef, synthetic_root, tmp_path):
     import json
 
-    from crepe_utils.analysis import tables as analysis
+    from crepe_utils.benchmarks.crepe import analysis as analysis
     from crepe_utils.evaluation import evaluate
     from crepe_utils.results import store as results
     data_dir, image_dir = synthetic_root

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crepe_utils.crepe import queries as D
+from crepe_utils.benchmarks.crepe import queries as D
 from crepe_utils.engine import tokenizing
 from crepe_utils.engine import core as engine
 from crepe_utils.models import fast_tokenizer
@@ -194,7 +194,7 @@ def test_tokenize_parallel_keeps_workers_for_other_tokenizers(reference):
 
 
 def test_engine_results_are_byte_identical_with_the_reference_tokenizer(loaded_tiny, synthetic_root, monkeypatch):
-    from crepe_utils.crepe.images import ImageIndex
+    from crepe_utils.imagesets.visual_genome import ImageIndex
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
     extra = [D.Query(benchmark="productivity", hn_type="atom", split="", complexity=4, train_data="",

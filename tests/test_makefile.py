@@ -72,5 +72,5 @@ def test_an_api_name_reaches_the_api(tmp_path):
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         "%matplotlib inline\nimport crepe_utils\nframe = crepe_utils.toy_world('results/toy')")]), path)
     assert notebooks.notebook_roots(path) == {"crepe_utils", "crepe_utils.api"}
-    assert notebooks.notebook_roots(NOTEBOOKS / "04_imagenet_correlation.ipynb") >= {"crepe_utils.reported"}
+    assert notebooks.notebook_roots(NOTEBOOKS / "04_imagenet_correlation.ipynb") >= {"crepe_utils.benchmarks.crepe.reported"}
     assert "crepe_utils.api" not in notebooks.notebook_roots(NOTEBOOKS / "04_imagenet_correlation.ipynb")

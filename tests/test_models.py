@@ -7,8 +7,9 @@ import json
 import pytest
 import torch
 
-from crepe_utils import models, reported
-from crepe_utils.models import registry
+from crepe_utils import models
+from crepe_utils.benchmarks.crepe import reported
+from crepe_utils.benchmarks.crepe import roster as registry
 from crepe_utils.models import ModelError, QuickGELUMismatch
 
 

@@ -33,9 +33,9 @@ def test_near_ties_against_a_plain_loop():
 
 
 def test_summary_counts_near_ties(loaded_tiny, synthetic_root):
-    from crepe_utils.crepe import queries as D
+    from crepe_utils.benchmarks.crepe import queries as D
     from crepe_utils.engine import core as engine
-    from crepe_utils.crepe.images import ImageIndex
+    from crepe_utils.imagesets.visual_genome import ImageIndex
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, ["atom"], [4])
     res = engine.run(loaded_tiny, qs.queries, ImageIndex(image_dir), cache_dir=None)

@@ -134,7 +134,7 @@ def test_sugarcrepe_notebook_says_what_is_missing(tmp_path):
 def _sugarcrepe_fixture_results(root: Path) -> Path:
     """SugarCrepe summaries of one checkpoint of the published table (kind "fixture"): the published R@1 plus
     one point, two tied pairs per subset, an interval around each."""
-    from crepe_utils import reported
+    from crepe_utils.benchmarks.crepe import reported
     from crepe_utils.results import store
     pub = reported.sugarcrepe_published()
     pub = pub[pub["imagenet_model"] == "openai-vit-b-32"]

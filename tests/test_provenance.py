@@ -9,7 +9,7 @@ import pytest
 from crepe_utils.evaluation import evaluate
 from crepe_utils.errors import CrepeError
 from crepe_utils.results import store
-from crepe_utils.winoground import results as wr
+from crepe_utils.benchmarks.winoground import results as wr
 
 #: Written out by hand: the top-level sections of each benchmark's manifest.
 COMMON = {"schema_version", "kind", "label", "benchmark", "scoring", "caveat", "selection", "model", "data", "engine",

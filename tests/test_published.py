@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from crepe_utils import reported
-from crepe_utils.models import registry
+from crepe_utils.benchmarks.crepe import reported
+from crepe_utils.benchmarks.crepe import roster as registry
 
 
 def test_systematicity_table_is_complete():

@@ -88,7 +88,7 @@ def laptop(tmp_path, monkeypatch, tiny_model):
     from test_sugarcrepe_data import write_folder
     from test_winoground import _image_blobs, make_winoground
 
-    from crepe_utils.crepe import queries as data
+    from crepe_utils.benchmarks.crepe import queries as data
     from crepe_utils import evaluation
     from crepe_utils import models
     cfg, ckpt = tiny_model

@@ -15,11 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from crepe_utils.claims import crepe as checks
-from crepe_utils import reported
-from crepe_utils.crepe import validation
+from crepe_utils.benchmarks.crepe import claims as checks
+from crepe_utils.benchmarks.crepe import reported
+from crepe_utils.benchmarks.crepe import validation
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
-from crepe_utils.claims import winoground as wc
+from crepe_utils.benchmarks.winoground import claims as wc
 
 FILE_COLUMNS = ["rows", "hard_negatives", "ground_truths", "set_literal_rows", "positive_among_negatives"]
 
@@ -246,6 +246,6 @@ def test_pinned_productivity_counts_equal_a_recount_of_the_real_files(shared_cre
 
 @pytest.mark.shared
 def test_pinned_winoground_counts_equal_a_recount_of_the_real_metadata(shared_winoground):
-    from crepe_utils.winoground import metadata as wm
+    from crepe_utils.benchmarks.winoground import metadata as wm
     frame = wm.load_text_metadata(shared_winoground)
     assert naive_wg_pins(frame) == reported.released_counts("winoground")

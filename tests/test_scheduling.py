@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import helpers  # noqa: E402
 
 from crepe_utils import cli  # noqa: E402
-from crepe_utils.crepe import scheduling  # noqa: E402
+from crepe_utils.runs import scheduling
 from crepe_utils.errors import DeviceError  # noqa: E402
 
 
@@ -79,7 +79,7 @@ def placed(family_models_dir, cyclip_checkpoint, albef_checkpoint, monkeypatch):
 @pytest.fixture(scope="module")
 def every_complexity(tmp_path_factory):
     """A small synthetic CREPE root with every productivity complexity (evaluate-paper runs them all)."""
-    from crepe_utils.crepe import queries as D
+    from crepe_utils.benchmarks.crepe import queries as D
     return helpers.synthetic_crepe_root(tmp_path_factory.mktemp("every-complexity"), n_images=8, rows_per_file=3,
                                         complexities=D.COMPLEXITIES)
 
@@ -249,7 +249,7 @@ def _run_engine(cfg, ckpt, data_dir, image_dir, cache, barrier, queue):
     try:
         from crepe_utils.engine import core as engine
         from crepe_utils.engine.core import RunOptions
-        from crepe_utils.crepe.images import ImageIndex
+        from crepe_utils.imagesets.visual_genome import ImageIndex
         from crepe_utils.models import load_model
         loaded = load_model(cfg.stem, str(ckpt), str(cfg), device="cpu")
         qs = helpers.crepe_queries(data_dir, complexities=(4, 5))
@@ -301,7 +301,7 @@ SBATCH = Path(__file__).resolve().parent.parent / "docs" / "slurm" / "evaluate_a
 
 def test_slurm_array_has_one_task_per_evaluable_model():
     import re
-    from crepe_utils.crepe import paper_jobs
+    from crepe_utils.runs import planner as paper_jobs
     n = len(paper_jobs.paper_keys())
     assert re.search(r"^#SBATCH --array=0-(\d+)$", SBATCH.read_text(), re.M).group(1) == str(n - 1)
 
@@ -309,7 +309,7 @@ def test_slurm_array_has_one_task_per_evaluable_model():
 @pytest.mark.parametrize("task", [0, 14, 27])
 def test_slurm_task_runs_evaluate_paper_on_its_model(task, tmp_path):
     import subprocess
-    from crepe_utils.crepe import paper_jobs
+    from crepe_utils.runs import planner as paper_jobs
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": str(task), "CREPE_DRY_RUN": "1", "RESULTS": "/r",
            "VENV": str(Path(sys.executable).parent.parent), "PYTHONPATH": str(SBATCH.parent.parent.parent),
            "SLURM_SUBMIT_DIR": str(tmp_path)}

@@ -14,10 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import helpers  # noqa: E402
 
 from crepe_utils import cli  # noqa: E402
-from crepe_utils.crepe import paper_jobs, scheduling  # noqa: E402
+from crepe_utils.runs import planner as paper_jobs, scheduling
 from crepe_utils.errors import CrepeError, ModelError  # noqa: E402
-from crepe_utils.models import registry, sugarcrepe_models  # noqa: E402
-from crepe_utils.sugarcrepe import SUBSETS  # noqa: E402
+from crepe_utils.benchmarks.crepe import roster as registry
+from crepe_utils.benchmarks.sugarcrepe import roster as sugarcrepe_models
+from crepe_utils.benchmarks.sugarcrepe import SUBSETS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -119,7 +120,7 @@ def test_make_evaluate_lets_each_benchmark_read_its_own_folders():
 @pytest.fixture
 def both_benchmarks(tmp_path, monkeypatch):
     """A synthetic CREPE root (every complexity) and SugarCrepe root, found through the environment only."""
-    from crepe_utils.crepe import queries as D
+    from crepe_utils.benchmarks.crepe import queries as D
     _, vg = helpers.synthetic_crepe_root(tmp_path / "data", n_images=8, rows_per_file=3, complexities=D.COMPLEXITIES)
     sugar, coco = helpers.sugarcrepe_root(tmp_path / "sugar")
     for name, value in (("CREPE_DATA", tmp_path / "data"), ("VG_IMAGES", vg), ("SUGARCREPE_DATA", sugar),

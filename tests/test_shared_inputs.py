@@ -22,7 +22,7 @@ from crepe_utils.engine import tokenizing
 from crepe_utils.engine import core as engine
 from crepe_utils.engine.core import RunOptions
 from crepe_utils.evaluation import evaluate
-from crepe_utils.crepe.images import ImageIndex
+from crepe_utils.imagesets.visual_genome import ImageIndex
 from crepe_utils.engine.images import crop, open_rgb
 
 OPENAI_MEAN, OPENAI_STD = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)
@@ -214,7 +214,7 @@ def test_token_ids_once_in_memory_and_on_disk(loaded_tiny, tmp_path):
 
 def test_separate_runs_reuse_token_ids_from_the_cache(loaded_tiny, synthetic_root, tmp_path):
     data_dir, image_dir = synthetic_root
-    from crepe_utils.crepe import queries as D
+    from crepe_utils.benchmarks.crepe import queries as D
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
     first = engine.run(loaded_tiny, qs, ImageIndex(image_dir), cache_dir=tmp_path / "cache")
     other_batch = engine.run(loaded_tiny, qs, ImageIndex(image_dir), RunOptions(text_batch_size=7), cache_dir=tmp_path / "cache")
@@ -249,7 +249,7 @@ def test_text_batches_are_bit_identical_to_the_per_caption_loop(loaded_tiny, syn
 
 def test_one_worker_pool_serves_every_shard(loaded_tiny, synthetic_root, monkeypatch):
     import torch.utils.data
-    from crepe_utils.crepe import queries as D
+    from crepe_utils.benchmarks.crepe import queries as D
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
     monkeypatch.setattr(engine_threads, "available_cores", lambda: 64)      # torch's thread count left alone
@@ -272,7 +272,7 @@ def test_shared_failures_are_the_same_failures(four_models, synthetic_root, tmp_
     """An unreadable image and a box wholly outside its image, read by the first model, are the
     same skips for the later ones (stored as failures, not read again), and nothing else changes."""
     import shutil
-    from crepe_utils.crepe import queries as D
+    from crepe_utils.benchmarks.crepe import queries as D
     data_dir, image_dir = synthetic_root
     images = tmp_path / "images"
     shutil.copytree(image_dir, images)
@@ -316,7 +316,7 @@ def test_held_crops_are_finished_in_batches_exactly_as_one_by_one():
 
 def test_a_model_whose_crops_are_all_held_starts_no_workers(four_models, synthetic_root, monkeypatch):
     import torch.utils.data
-    from crepe_utils.crepe import queries as D
+    from crepe_utils.benchmarks.crepe import queries as D
     data_dir, image_dir = synthetic_root
     qs = D.load_productivity(data_dir, complexities=(4, 5)).queries
     first, second = four_models["a"], four_models["b"]

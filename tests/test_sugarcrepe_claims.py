@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from crepe_utils import reported
-from crepe_utils.claims import sugarcrepe as S
+from crepe_utils.benchmarks.crepe import reported
+from crepe_utils.benchmarks.sugarcrepe import claims as S
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
 from crepe_utils.download import datasets
 

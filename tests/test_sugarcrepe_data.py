@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from crepe_utils.errors import DataError, error_line
-from crepe_utils.sugarcrepe import SUBSETS, load_pairs
+from crepe_utils.benchmarks.sugarcrepe import SUBSETS, load_pairs
 
 RELEASED = ["add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj"]
 ITEMS = {

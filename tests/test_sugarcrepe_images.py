@@ -21,7 +21,7 @@ from crepe_utils.download import RECORD_NAME, DownloadError, Downloader, dataset
 from crepe_utils.download.transport import TransferPolicy
 from crepe_utils.engine import core as engine
 from crepe_utils.errors import DataError
-from crepe_utils.sugarcrepe import CocoImages, Pair, load_pairs
+from crepe_utils.benchmarks.sugarcrepe import CocoImages, Pair, load_pairs
 from loopback import LoopbackServer, make_zip, sha256
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

@@ -12,8 +12,11 @@ import importlib.util
 import pytest
 from open_clip import pretrained as P
 
-from crepe_utils import models, reported
-from crepe_utils.models import ModelError, QuickGELUMismatch, registry, sugarcrepe_models as S
+from crepe_utils import models
+from crepe_utils.benchmarks.crepe import reported
+from crepe_utils.models import ModelError, QuickGELUMismatch
+from crepe_utils.benchmarks.crepe import roster as registry
+from crepe_utils.benchmarks.sugarcrepe import roster as S
 
 ROWS = {m.key: m for m in S.SUGARCREPE_MODELS}
 

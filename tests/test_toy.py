@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crepe_utils.crepe import queries as D
+from crepe_utils.benchmarks.crepe import queries as D
 from crepe_utils.toy import foils as F
 from crepe_utils.toy import world as W
 from crepe_utils.toy.build import SYST_NEGATIVES, TRAIN_DATA, WorldConfig, WorldError, build_world
@@ -168,7 +168,7 @@ def test_systematicity_splits_follow_the_training_captions(small_world):
 
 
 def test_world_passes_validation_clean(small_world):
-    from crepe_utils.crepe.validation import validate
+    from crepe_utils.benchmarks.crepe.validation import validate
 
     report = validate(small_world, small_world / "images", train_data=(TRAIN_DATA,))
     assert report.ok, report.errors

@@ -13,10 +13,10 @@ import json
 import pandas as pd
 import pytest
 
-from crepe_utils.crepe import queries as D
+from crepe_utils.benchmarks.crepe import queries as D
 from crepe_utils.errors import DataError
-from crepe_utils.winoground import data as wd
-from crepe_utils.winoground import metadata as wm
+from crepe_utils.benchmarks.winoground import data as wd
+from crepe_utils.benchmarks.winoground import metadata as wm
 
 PROD_NAME = D.productivity_file_name("atom", 4)
 
@@ -113,7 +113,8 @@ def test_a_byte_order_marked_model_config_builds_the_same_model(tiny_model, tmp_
 
 
 def test_byte_order_marked_download_settings_read_as_written(tmp_path, monkeypatch):
-    from crepe_utils.download import command, datasets
+    from crepe_utils.suite import download as command
+    from crepe_utils.download import datasets
     token = tmp_path / "token"
     token.write_bytes(codecs.BOM_UTF8 + b"hf_abc123\r\n")
     assert command.hub_token({"HF_TOKEN_PATH": str(token)}) == "hf_abc123"

@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from crepe_utils import cli
-from crepe_utils.crepe import validation
+from crepe_utils.benchmarks.crepe import validation
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def test_report_on_the_real_productivity_files(shared_report):
     # ties a string comparison misses: sentence-cased "negations" that tokenize like the positive
     assert r.stats["token_identical_ties"] == 256
     assert any("negate: 222" in n for n in r.notes)
-    counts = validation.query_counts([q for q in __import__("crepe_utils.crepe.queries", fromlist=["x"]).load_productivity(
+    counts = validation.query_counts([q for q in __import__("crepe_utils.benchmarks.crepe.queries", fromlist=["x"]).load_productivity(
         r.data_dir, ["swap"], [4]).queries])
     assert counts == {("swap", 4): 27}
 

@@ -24,12 +24,12 @@ from PIL import Image
 
 import helpers
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
-from crepe_utils.crepe.queries import DataError
-from crepe_utils.claims import winoground as wc
-from crepe_utils.winoground import data as wd
-from crepe_utils.winoground import metadata as wm
-from crepe_utils.winoground import results as wr
-from crepe_utils.winoground import scoring, statistics
+from crepe_utils.benchmarks.crepe.queries import DataError
+from crepe_utils.benchmarks.winoground import claims as wc
+from crepe_utils.benchmarks.winoground import data as wd
+from crepe_utils.benchmarks.winoground import metadata as wm
+from crepe_utils.benchmarks.winoground import results as wr
+from crepe_utils.benchmarks.winoground import scoring, statistics
 from crepe_utils.evaluation import evaluate
 from crepe_utils.results import store
 
@@ -346,7 +346,7 @@ def test_command_line_writes_a_fixture_result(tmp_path, tiny_model, blobs, capsy
 
 
 def test_importing_the_package_does_not_import_torch():
-    code = "import sys, crepe_utils.winoground; print('torch' in sys.modules, 'open_clip' in sys.modules)"
+    code = "import sys, crepe_utils.benchmarks.winoground; print('torch' in sys.modules, 'open_clip' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent)
     assert out.stdout.strip() == "False False"

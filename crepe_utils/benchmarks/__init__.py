@@ -9,10 +9,10 @@ Winoground and SugarCrepe. ``get(name)`` takes a name or an alias (``productivit
 from __future__ import annotations
 
 from ..settings import EvaluationSettings
-from .crepe import PRODUCTIVITY, SYSTEMATICITY
-from .spec import Benchmark, Loaded, Selection, SelectionError, Sources
-from .sugarcrepe import SUGARCREPE
-from .winoground import WINOGROUND
+from .crepe.benchmark import PRODUCTIVITY, SYSTEMATICITY
+from ..protocol.benchmark import Benchmark, Loaded, Selection, SelectionError, Sources
+from .sugarcrepe.benchmark import SUGARCREPE
+from .winoground.benchmark import WINOGROUND
 
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (SYSTEMATICITY, PRODUCTIVITY, WINOGROUND, SUGARCREPE)}
 ALIASES: dict[str, str] = {alias: b.name for b in BENCHMARKS.values() for alias in b.aliases}

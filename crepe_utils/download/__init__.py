@@ -31,10 +31,10 @@ Standard library only (urllib), plus tqdm bars.
 from __future__ import annotations
 
 from ..errors import DownloadError
-from .command import add_arguments, hub_token, run
+from ..suite.download import add_arguments, hub_token, run
 from .downloader import Downloader
 from .extraction import MARKER_NAME
-from .places import default_destination
+from ..suite.places import default_destination
 from .verification import RECORD_NAME
 
 __all__ = ["DownloadError", "Downloader", "MARKER_NAME", "RECORD_NAME", "add_arguments", "default_destination",

@@ -21,7 +21,7 @@ Exactness choices, each switchable and recorded in the results manifest:
 * **length cutting**: captions are sorted by length and each batch is cut to its longest
   caption. The text transformer is causal and pools at the end token, so the features are the
   same function of the same tokens; only floating-point summation order can differ
-  (``benchmarks/bench_engine.py`` measures that ranks stay identical). ``length_cut=False``
+  (``speed/bench_engine.py`` measures that ranks stay identical). ``length_cut=False``
   runs the full 77 tokens;
 * **truncation** of captions over the context length: ``keep_eot`` (open_clip's tokenizer: cut
   and end with the end token; default), ``official`` (the CREPE repository's vendored tokenizer:
@@ -302,7 +302,7 @@ def run(loaded, queries: Sequence[Query], image_index, options: RunOptions = Run
     """Encode what ``queries`` need (once each, cached) and score every query's candidates.
 
     ``image_index`` finds each query's image (``missing``, ``locator``, ``stamp``, ``describe``;
-    :class:`crepe_utils.crepe.images.ImageIndex`). ``shared`` (one :class:`SharedInputs` for several runs
+    :class:`crepe_utils.imagesets.visual_genome.ImageIndex`). ``shared`` (one :class:`SharedInputs` for several runs
     on the same queries) lets later runs reuse the decoded, resized crops and the token ids of earlier
     ones; the results are the same either way.
     """

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from . import registry
+from ..benchmarks.crepe import roster as registry
 from ..errors import ModelError
 from . import albef, blind, cyclip, flava, hf_clip, openclip
 from .family import Family

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import registry
+from ..benchmarks.crepe import roster as registry
 from ..errors import ModelError
 from . import bert
 from .family import Family

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import paths
-from . import registry
+from ..benchmarks.crepe import roster as registry
 from ..errors import ModelError
 from .family import Family
 from .spec import LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device, sha256_file

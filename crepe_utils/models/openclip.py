@@ -25,7 +25,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from . import registry, sugarcrepe_models
+from ..benchmarks.crepe import roster as registry
+from ..benchmarks.sugarcrepe import roster as sugarcrepe_models
 from ..errors import ModelError
 from ..textfile import read_text
 from .spec import (LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, library_versions, require,

@@ -18,7 +18,7 @@ from ..atomic import write_json
 from ..errors import DeviceError
 from importlib.metadata import PackageNotFoundError, version
 import importlib
-from . import registry
+from ..benchmarks.crepe import roster as registry
 
 
 class QuickGELUMismatch(ModelError):

@@ -7,10 +7,10 @@ A *results folder* holds one sub-folder per evaluated (model, benchmark[, traini
         per_query.csv.gz   one row per query (or Winoground example): ranks or flags, ties, scores
         manifest.json      provenance: kind, label, scoring rule, model, data, engine settings, environment, run
 
-The scoring rule (``manifest["scoring"]``, :mod:`crepe_utils.scoring`) decides the two tables'
+The scoring rule (``manifest["scoring"]``, :mod:`crepe_utils.protocol`) decides the two tables'
 columns: ``retrieval`` (CREPE, SugarCrepe; SUMMARY_COLUMNS and PER_QUERY_COLUMNS below, one row per
 retrieval set: a model × benchmark × HN type × split or complexity) or ``winoground``
-(:mod:`crepe_utils.winoground.results` reads those). Recall values are percentages. A result folder
+(:mod:`crepe_utils.benchmarks.winoground.results` reads those). Recall values are percentages. A result folder
 is written atomically as a whole; the readers find results under a root at any depth.
 
 A file that cannot be read (truncated, not CSV or JSON, a newer schema) is named in a
@@ -145,7 +145,7 @@ def write_folder(directory: str | os.PathLike, manifest: dict, write_files) -> P
 
 
 def write_result(directory: str | os.PathLike, tables, manifest: dict) -> Path:
-    """Write one result (a scoring rule's :class:`~crepe_utils.scoring.tables.Tables` and its manifest) as
+    """Write one result (a scoring rule's :class:`~crepe_utils.protocol.tables.Tables` and its manifest) as
     one folder, atomically (:func:`write_folder`). The per-query log is written chunk by chunk, so
     memory stays flat; its gzip header holds no name and time, so identical runs write identical bytes."""
     check_columns("summary", tables.summary, tables.summary_columns)

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from ..progress import tqdm
 
-from ..crepe import queries as D
+from ..benchmarks.crepe import queries as D
 from ..atomic import atomic_path, write_json, write_text
 from ..errors import DataError
 from . import foils as F

@@ -107,7 +107,7 @@ def encode_split(pairs, image_dir: Path, preprocess, tokenizer):
 
 def _max_tokens(world: Path) -> tuple[int, str]:
     """The longest text of the world in CLIP tokens (with start and end), and that text."""
-    from ..crepe.validation import token_ids
+    from ..benchmarks.crepe.validation import token_ids
     texts = set()
     for path in world.rglob("*.csv"):
         with open(path, newline="", encoding="utf-8") as fh:

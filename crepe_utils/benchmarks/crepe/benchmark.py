@@ -1,0 +1,108 @@
+"""CREPE's two protocols (Ma et al., CVPR 2023): systematicity (§3.2, §4.1) and productivity (§3.3, §4.2).
+
+Queries come from the released hard-negative CSVs (:mod:`crepe_utils.benchmarks.crepe.queries`) and their
+regions from Visual Genome's images (:class:`crepe_utils.imagesets.visual_genome.ImageIndex`); both are scored
+as image-to-text retrieval among the query's own candidates (:mod:`crepe_utils.protocol.retrieval`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections import Counter
+
+from ... import paths
+from . import queries as Q
+from ...imagesets.visual_genome import ImageIndex
+from ...errors import DataError
+from . import roster as registry
+from ...models import sha256_file
+from ...protocol.benchmark import Benchmark, Loaded, Selection, SelectionError, Sources, resolved
+
+CITATION = "Ma et al., CREPE: Can Vision-Language Foundation Models Reason Compositionally? CVPR 2023"
+LICENCE = "CREPE: MIT (RAIVNLab/CREPE); Visual Genome images: CC BY 4.0"
+
+
+def _data_dir(sources: Sources):
+    data_dir = resolved(sources.data_dir, paths.crepe_dir)
+    if data_dir is None:
+        raise DataError("no CREPE data folder: run `make data-crepe` or pass data_dir / --data-dir")
+    return data_dir
+
+
+def _limited(qs: Q.QuerySet, limit: int | None) -> Q.QuerySet:
+    """At most ``limit`` queries per retrieval set, in file order (smoke tests)."""
+    if not limit:
+        return qs
+    counts: Counter = Counter()
+    kept = []
+    for q in qs:
+        key = (q.hn_type, q.split, q.complexity)
+        if counts[key] < limit:
+            kept.append(q)
+            counts[key] += 1
+    return Q.QuerySet(kept, qs.issues, qs.files)
+
+
+def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings) -> Loaded:
+    """The queries with their image index and the manifest's account of the files read."""
+    image_dir = paths.vg_images_dir(sources.image_dir)
+    files = {}
+    for name in sorted(qs.files):
+        base = name.split("[", 1)[0]
+        try:
+            files[base] = sha256_file(Q.find_file(data_dir, base))
+        except DataError:
+            continue  # the all-negatives sets are built, not read
+    data = {"data_dir": str(data_dir), "image_dir": str(image_dir), "files_sha256": files,
+            "rows_read": qs.files, "issues": dict(Counter(i.kind for i in qs.issues))}
+    qs = _limited(qs, settings.limit)
+    return Loaded(qs.queries, qs.issues, qs.files, functools.cache(lambda: ImageIndex(image_dir)), data)
+
+
+def load_productivity(sources: Sources, selection: Selection, settings) -> Loaded:
+    """Productivity queries; with every HN type, also the all-negatives sets of app. B.3."""
+    data_dir = _data_dir(sources)
+    types = [t for t in (selection.hn_types or Q.PROD_HN_TYPES) if t != "all"]
+    qs = Q.load_productivity(data_dir, types, selection.complexities or Q.COMPLEXITIES,
+                             on_bad_row=settings.on_bad_row)
+    want_all = selection.all_negatives and (selection.hn_types is None or "all" in selection.hn_types)
+    if want_all and set(types) == set(Q.PROD_HN_TYPES):
+        combined = Q.all_negatives_sets(qs)
+        qs.queries.extend(combined.queries)
+        qs.issues.extend(i for i in combined.issues if i.kind != "not in all HN types")
+        qs.files["all-negatives sets"] = len(combined)
+    return _loaded(qs, sources, data_dir, settings)
+
+
+def load_systematicity(sources: Sources, selection: Selection, settings) -> Loaded:
+    """Systematicity queries of one training set's split (SC and UC)."""
+    data_dir = _data_dir(sources)
+    qs = Q.load_systematicity(data_dir, selection.train_data, selection.hn_types or Q.SYST_HN_TYPES,
+                              on_bad_row=settings.on_bad_row, empty_negatives=settings.empty_negatives)
+    return _loaded(qs, sources, data_dir, settings)
+
+
+def systematicity_for_model(selection: Selection, spec) -> Selection:
+    """The split is the model's training set: a registry model's own, unless one is given."""
+    if selection.train_data:
+        return selection
+    paper = next((m for m in registry.PAPER_MODELS if m.key == spec.key), None)
+    if paper is None or paper.train_data not in registry.SYSTEMATICITY_TRAIN_DATA:
+        raise SelectionError(f"{spec.key}: say which systematicity split to use (train_data=cc12m, yfcc or laion; "
+                             "--train-data); it must be the model's training set for SC/UC to mean anything")
+    return dataclasses.replace(selection, train_data=paper.train_data)
+
+
+SYSTEMATICITY = Benchmark(
+    name="crepe-systematicity", aliases=("systematicity",), title="CREPE systematicity (seen vs unseen compounds)",
+    citation=f"{CITATION}, §3.2, §4.1, Table 2", licence=LICENCE, datasets=("crepe", "vg"), scoring="retrieval",
+    chance="1 / candidates per query: HN-Atom 1/5, HN-Comp 1/7, combined 1/11 (app. A.5)",
+    selects=frozenset({"hn_types", "train_data"}), load=load_systematicity,
+    folder=lambda s: f"systematicity-{s.train_data}", for_model=systematicity_for_model)
+
+PRODUCTIVITY = Benchmark(
+    name="crepe-productivity", aliases=("productivity",), title="CREPE productivity (complexity n = 4 to 12)",
+    citation=f"{CITATION}, §3.3, §4.2, Fig. 5, app. B", licence=LICENCE, datasets=("crepe", "vg"),
+    scoring="retrieval", chance="1 / candidates per query: 1/6 per HN type, 1/16 for the all-negatives sets",
+    selects=frozenset({"hn_types", "complexities", "all_negatives"}), load=load_productivity,
+    folder=lambda s: "productivity")

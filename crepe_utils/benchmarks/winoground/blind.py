@@ -1,0 +1,71 @@
+"""Winoground without looking: the text, image and group scores of a blind scorer, ties counted.
+
+A blind scorer gives a caption one score whatever the image, so example j's matrix is
+``s[j, c, i] = score(caption c)``, equal in both image columns. The image score's comparisons
+``c0_i0 > c0_i1`` and ``c1_i1 > c1_i0`` then set a number against itself (a tie on every
+example), and the text score needs ``score(c0) > score(c1)`` and ``score(c1) > score(c0)`` at once.
+Both are therefore 0; here they are computed through the project's scoring (:func:`.scoring.flags`,
+:func:`.scoring.ties`) on those matrices, with the ties that decide them counted, not assumed.
+
+The scorers read two queries per example (:func:`caption_queries`), one per image, each with its
+own caption first; both carry the example's id as their image id, so a cross-fitted scorer keeps
+them in one fold.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ... import blind
+from ...errors import DataError
+from .scoring import METRICS, flags, ties
+
+
+def caption_queries(examples: Sequence) -> list[blind.TextQuery]:
+    """Per example (objects with ``id``, ``caption_0``, ``caption_1``): (caption 0, caption 1) for
+    image 0, then (caption 1, caption 0) for image 1."""
+    out = []
+    for ex in examples:
+        image_id = f"winoground-{ex.id}"
+        out.append(blind.TextQuery(image_id, (ex.caption_0, ex.caption_1)))
+        out.append(blind.TextQuery(image_id, (ex.caption_1, ex.caption_0)))
+    return out
+
+
+def caption_scores(flat: np.ndarray) -> np.ndarray:
+    """(examples, 2) scores of caption 0 and caption 1 from a scorer's flat output on
+    :func:`caption_queries`; a caption scored differently in its two queries is an error (the
+    scorer was not blind, or its input not laid out by :func:`caption_queries`)."""
+    flat = np.asarray(flat, dtype=np.float64)
+    if flat.ndim != 1 or len(flat) % 4:
+        raise DataError(f"expected 4 scores per Winoground example (two queries of two captions), got shape "
+                        f"{flat.shape}")
+    per_example = flat.reshape(-1, 4)            # c0 | i0, c1 | i0, c1 | i1, c0 | i1
+    differs = np.flatnonzero((per_example[:, 0] != per_example[:, 3]) | (per_example[:, 1] != per_example[:, 2]))
+    if len(differs):
+        raise DataError(f"examples at positions {differs[:10].tolist()} have a caption scored differently for its "
+                        "two images: these are not a blind scorer's scores")
+    return per_example[:, :2].copy()
+
+
+def score_matrices(captions: np.ndarray) -> np.ndarray:
+    """``s[j, c, i]`` = score of caption c of example j, for both images i."""
+    captions = np.asarray(captions, dtype=np.float64)
+    return np.repeat(captions[:, :, None], 2, axis=2)
+
+
+def summary(captions: np.ndarray) -> dict[str, dict[str, float]]:
+    """Per metric: the percentage of examples that pass (strict rule and first-index rule) and the
+    number of examples with a tie in that metric's comparisons."""
+    matrices = score_matrices(captions)
+    strict, first_index, tied = flags(matrices), flags(matrices, rule="first_index"), ties(matrices)
+    return {m: {"score": 100.0 * float(strict[m].mean()), "score_first_index": 100.0 * float(first_index[m].mean()),
+                "ties": int(tied[m].sum()), "examples": len(matrices)} for m in METRICS}
+
+
+def evaluate(name: str, examples: Sequence,
+             settings: blind.BlindSettings = blind.BlindSettings()) -> tuple[np.ndarray, dict[str, dict[str, float]]]:
+    """Blind scorer ``name`` on Winoground's ``examples``: ((examples, 2) caption scores, :func:`summary`)."""
+    captions = caption_scores(blind.score(name, caption_queries(examples), settings))
+    return captions, summary(captions)

@@ -1,0 +1,58 @@
+"""Winoground's text, image and group scores (Thrush et al., CVPR 2022, eq. 1-3) from the engine's scores.
+
+The engine scored each image against its example's two captions (:mod:`crepe_utils.benchmarks.winoground.benchmark`);
+here the four similarities ``s[c, i]`` of each example are gathered, flagged with the strict and
+first-index tie rules (:mod:`crepe_utils.benchmarks.winoground.scoring`) and summarised per subset with the paper's
+t-intervals and bootstrap ones (:mod:`crepe_utils.benchmarks.winoground.statistics`). Similarities are float64
+sums over float32 embeddings, so that unequal ones are never rounded into a tie. An example whose
+image was skipped (unreadable, with ``skip_missing_images``) has no four scores and is left out, counted.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .scoring import METRICS, SCORE_COLUMNS, flags, ties
+from .statistics import SUMMARY_COLUMNS, summary_table
+from ...protocol.tables import Tables
+
+SCORE_DTYPE = np.float64
+
+PER_EXAMPLE_COLUMNS = ["id", "caption_0", "caption_1", "tag", "secondary_tag", "num_main_preds", "collapsed_tag",
+                       "why_hard", *SCORE_COLUMNS, *METRICS, *(f"{m}_first_index" for m in METRICS),
+                       *(f"{m}_tie" for m in METRICS), "image_0", "image_1", "source"]
+
+
+def score_matrices(result, n_examples: int) -> tuple[np.ndarray, np.ndarray]:
+    """``s[j, c, i]`` for the examples with both images scored, and those examples' indices."""
+    s = np.full((n_examples, 2, 2), np.nan)
+    for i, q in enumerate(result.queries):        # candidates: image k's own caption, then the other
+        s[q.index, q.k, q.k], s[q.index, 1 - q.k, q.k] = result.query_scores(i)
+    complete = np.flatnonzero(~np.isnan(s).any(axis=(1, 2)))
+    return s[complete], complete
+
+
+def per_example_table(context, scores: np.ndarray, examples: np.ndarray):
+    """One row per scored example: text fields, the four similarities, flags and ties per metric."""
+    out = context.data.frame().iloc[examples].reset_index(drop=True)
+    out["why_hard"] = out["id"].map(context.why_hard) if context.why_hard is not None else pd.NA
+    for j, col in enumerate(SCORE_COLUMNS):
+        out[col] = scores[:, j // 2, j % 2]
+    strict, first_index, tied = flags(scores), flags(scores, "first_index"), ties(scores)
+    for m in METRICS:
+        out[m] = strict[m]
+        out[f"{m}_first_index"] = first_index[m]
+        out[f"{m}_tie"] = tied[m]
+    return out[PER_EXAMPLE_COLUMNS]
+
+
+def evaluate(result, loaded, settings, model: str) -> Tables:
+    scores, examples = score_matrices(result, len(loaded.context.data))
+    per_example = per_example_table(loaded.context, scores, examples)
+    summary = summary_table(per_example, grouping=loaded.context.grouping, n_boot=settings.n_boot)
+    overall = summary[summary["breakdown"] == "all"].set_index("metric")
+    headline = {"scores": {m: float(overall.at[m, "score"]) for m in METRICS},
+                "ties": {m: int(overall.at[m, "n_ties"]) for m in METRICS},
+                "n_examples_skipped": int(len(loaded.context.data) - len(examples)),
+                "tie_rule": "strict inequalities (paper eq. 1-3; a tie fails); first-index rule in *_first_index"}
+    return Tables(summary, SUMMARY_COLUMNS, [per_example], PER_EXAMPLE_COLUMNS, None, "%.17g", headline)

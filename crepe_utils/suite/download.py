@@ -1,0 +1,89 @@
+"""``python -m crepe_utils download``: options and the Hugging Face token."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Mapping
+
+from .. import textfile
+from ..download.datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, files_for
+from ..errors import error_line
+from ..download.downloader import Downloader
+from ..download.extraction import MARKER_NAME
+from .places import default_destination
+from .released import fetch_released_text
+from ..download.verification import RECORD_NAME
+
+TOKEN_ENVS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+
+
+def hub_token(environ: Mapping[str, str] | None = None) -> str | None:
+    """The Hugging Face token: ``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN``, else ``huggingface-cli login``'s file."""
+    environ = os.environ if environ is None else environ
+    for name in TOKEN_ENVS:
+        if environ.get(name, "").strip():
+            return environ[name].strip()
+    hf_home = environ.get("HF_HOME") or os.path.join("~", ".cache", "huggingface")
+    token_file = Path(environ.get("HF_TOKEN_PATH") or os.path.join(hf_home, "token")).expanduser()
+    if token_file.is_file():
+        return token_file.read_text(encoding=textfile.ENCODING).strip() or None
+    return None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("dataset", choices=DATASETS, nargs="?",
+                        help="crepe: hard-negative CSVs; vg: Visual Genome images (about 15 GB); "
+                             "winoground: gated, needs HF_TOKEN; sugarcrepe: SugarCrepe's 7 JSONs (1.7 MB); "
+                             "coco: COCO val2017, SugarCrepe's images (816 MB)")
+    parser.add_argument("--dest", metavar="DIR",
+                        help="destination folder (default: $CREPE_DATA/crepe, $VG_IMAGES or "
+                             "$CREPE_DATA/visual_genome, $WINOGROUND_DATA or $CREPE_DATA/winoground, "
+                             "$SUGARCREPE_DATA or $CREPE_DATA/sugarcrepe, $COCO_IMAGES or $CREPE_DATA/coco)")
+    parser.add_argument("--yes", "-y", action="store_true", help="do not ask before downloading")
+    parser.add_argument("--remove-archives", action="store_true",
+                        help="delete each zip once extracted (its sha256 stays recorded)")
+    parser.add_argument("--released-text", action="store_true",
+                        help="instead of one dataset: fetch the small released text data that are missing from "
+                             "their default folders (CREPE's hard negatives, SugarCrepe's JSONs); one line per "
+                             "dataset, exit 0 even offline (`make all` runs this first)")
+    parser.epilog = (
+        "environment:\n"
+        f"  {MIRROR_ENV + '=URL':<30} fetch every file from URL/<file name>\n"
+        f"  {OVERRIDE_ENV + '=FILE':<30} JSON: entry name -> fields to replace (mirrors, tests),\n"
+        f"  {'':<30} see crepe_utils/download/datasets.py\n"
+        f"  {'HF_TOKEN':<30} Hugging Face token for Winoground (or `huggingface-cli login`)\n"
+        f"Bookkeeping: DEST/{RECORD_NAME} (verified sizes and digests), DEST/<folder>/{MARKER_NAME}.")
+
+
+def _ask() -> bool:
+    return input("Proceed? [y/N] ").strip().lower() in ("y", "yes")
+
+
+def _released_text() -> int:
+    for outcome in fetch_released_text():
+        print(outcome.line, flush=True)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.released_text and (args.dataset or args.dest):
+        print(error_line("--released-text takes no dataset and no --dest: it fills each dataset's default folder "
+                         "(set CREPE_DATA, SUGARCREPE_DATA to move them)"), file=sys.stderr)
+        return 2
+    if not args.released_text and not args.dataset:
+        print(error_line(f"name a dataset ({', '.join(DATASETS)}) or pass --released-text"), file=sys.stderr)
+        return 2
+    try:
+        if args.released_text:
+            return _released_text()
+        entries = files_for(args.dataset)
+        dest = Path(args.dest) if args.dest else default_destination(args.dataset)
+        confirm = None if args.yes or not sys.stdin.isatty() else _ask
+        Downloader(entries, dest, token=hub_token(), remove_archives=args.remove_archives).run(confirm)
+    except KeyboardInterrupt:             # not an error: say how to resume (a DownloadError reaches the cli)
+        print("interrupted: partial downloads are kept (*.part) and resumed by the next run", file=sys.stderr)
+        return 130
+    return 0
