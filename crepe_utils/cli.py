@@ -13,7 +13,7 @@ from .errors import TRACEBACK_ENV, error_line, exit_status  # noqa: F401 - TRACE
 
 #: command → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "download": ("crepe_utils.download", "download and verify CREPE, Visual Genome, Winoground or SugarCrepe"),
+    "download": ("crepe_utils.suite.download", "download and verify CREPE, Visual Genome, Winoground or SugarCrepe"),
     "validate": ("crepe_utils.benchmarks.crepe.validation", "validate a CREPE data folder (and its images)"),
     "models": ("crepe_utils.suite.models", "list the model registry"),
     "evaluate": ("crepe_utils.evaluate_command", "evaluate one model on one benchmark (CREPE, Winoground, SugarCrepe)"),

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import benchmarks, paths, scoring
+from . import benchmarks, paths, protocol as scoring
 from .benchmarks import Selection, Sources
 from .engine import core as engine
 from .errors import CrepeError

@@ -1,7 +1,6 @@
 """Resumable, verified downloads of the files in :mod:`crepe_utils.download.datasets` (``make data``).
 
-``python -m crepe_utils download {crepe,vg,winoground,sugarcrepe,coco} [--dest DIR] [--yes] [--remove-archives]``
-
+The machinery of ``python -m crepe_utils download <dataset>`` (the command: :mod:`crepe_utils.suite.download`).
 For each file of the dataset a run goes through these steps; an interrupted run resumes at the
 step it stopped in, and nothing unverified is ever given a final name:
 
@@ -31,11 +30,8 @@ Standard library only (urllib), plus tqdm bars.
 from __future__ import annotations
 
 from ..errors import DownloadError
-from ..suite.download import add_arguments, hub_token, run
 from .downloader import Downloader
 from .extraction import MARKER_NAME
-from ..suite.places import default_destination
 from .verification import RECORD_NAME
 
-__all__ = ["DownloadError", "Downloader", "MARKER_NAME", "RECORD_NAME", "add_arguments", "default_destination",
-           "hub_token", "run"]
+__all__ = ["DownloadError", "Downloader", "MARKER_NAME", "RECORD_NAME"]

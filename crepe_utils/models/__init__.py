@@ -1,14 +1,14 @@
-"""Models of every family behind one interface: resolve the user's words, load, list the registry.
+"""Models of every family behind one interface: resolve the user's words, load, list the checkpoints.
 
-``FAMILIES`` is the one dispatch table: a registry row names its family (``PaperModel.loader``);
-a model outside the registry is open_clip's unless its name carries a family's prefix
+``FAMILIES`` is the one dispatch table: a checkpoint of the table (:mod:`.checkpoints`) names its family;
+a model outside the table is open_clip's unless its name carries a family's prefix
 (``transformers:openai/clip-vit-base-patch32``). What a family supplies is in :mod:`.family`.
 """
 from __future__ import annotations
 
 import os
 
-from ..benchmarks.crepe import roster as registry
+from . import checkpoints
 from ..errors import ModelError
 from . import albef, blind, cyclip, flava, hf_clip, openclip
 from .family import Family
@@ -23,12 +23,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (openclip.FAMILY, cyclip.FAMIL
 
 
 def family_of(model: str) -> Family:
-    """The family that builds ``model`` (a registry key or a model name)."""
-    if model in registry.model_order():
-        row = registry.paper_model(model)
-        if row.loader not in FAMILIES:
-            raise ModelError(f"{row.display} ({row.key}) has published numbers only: {row.note}")
-        return FAMILIES[row.loader]
+    """The family that builds ``model`` (a checkpoint key or a model name)."""
+    if model in checkpoints.keys():
+        return FAMILIES[checkpoints.checkpoint(model).family]
     for fam in FAMILIES.values():
         if fam.prefix and model.startswith(fam.prefix):
             return fam

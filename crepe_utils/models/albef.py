@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..benchmarks.crepe import roster as registry
+from . import checkpoints
 from ..errors import ModelError
 from . import bert
 from .family import Family
@@ -51,7 +51,7 @@ def resolve(model: str, pretrained: str | None = None, model_config=None) -> Mod
 # ------------------------------------------------------------------------------ the checkpoint
 
 def _missing_message(path: Path) -> str:
-    row = registry.paper_model(KEY)
+    row = checkpoints.checkpoint(KEY)
     return (f"{row.display} weights not found at {path}. Download the 14M checkpoint named in ALBEF's README "
             f"({row.weights_url}), e.g. `curl -L -o {path} {row.weights_url}`, or pass its path with --pretrained "
             "(CREPE_MODELS sets the folder).")

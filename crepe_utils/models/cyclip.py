@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import paths
-from ..benchmarks.crepe import roster as registry
+from . import checkpoints
 from ..errors import ModelError
 from .family import Family
 from .spec import LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device, sha256_file
@@ -28,11 +28,11 @@ _REQUIRED = ("visual.layer1.0.conv1.weight", "visual.attnpool.positional_embeddi
 
 def default_checkpoint() -> Path:
     """Where a placed CyCLIP checkpoint is looked for: ``<models dir>/cyclip-rn50/best.pt``."""
-    return paths.models_dir() / KEY / registry.paper_model(KEY).release_file
+    return paths.models_dir() / KEY / checkpoints.checkpoint(KEY).release_file
 
 
 def resolve(model: str, pretrained: str | None = None, model_config=None) -> ModelSpec:
-    row = registry.paper_model(model)
+    row = checkpoints.checkpoint(model)
     if model_config is not None:
         raise ModelError(f"{row.display} builds its architecture from the checkpoint; drop --model-config")
     path = Path(pretrained) if pretrained else default_checkpoint()
@@ -42,7 +42,7 @@ def resolve(model: str, pretrained: str | None = None, model_config=None) -> Mod
 
 
 def _state_dict(path: Path) -> dict:
-    row = registry.paper_model(KEY)
+    row = checkpoints.checkpoint(KEY)
     if not path.is_file():
         raise ModelError(
             f"{row.display} weights not found at {path}. They are published on Google Drive only "

@@ -27,9 +27,9 @@ from .spec import LoadedModel, ModelSpec
 
 @dataclass(frozen=True)
 class Family:
-    name: str                                    #: key of FAMILIES and of registry.PaperModel.loader
-    loader: str                                  #: what builds the model, for the registry listing
+    name: str                                    #: key of FAMILIES and of Checkpoint.family
+    loader: str                                  #: what builds the model, for the checkpoint listing
     resolve: Callable[..., ModelSpec]            #: (model, pretrained, model_config) → spec
     load: Callable[..., LoadedModel]             #: (spec, device, cache_dir) → loaded model
-    prefix: str | None = None                    #: a model-name prefix selecting this family outside the registry
+    prefix: str | None = None                    #: a model-name prefix selecting this family outside the table
     extra: str | None = None                     #: the optional dependency group it needs (pip install '.[extra]')

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..benchmarks.crepe import roster as registry
+from . import checkpoints
 from ..errors import ModelError
 from . import bert
 from .family import Family
@@ -147,7 +147,7 @@ def preprocess_transform(size: int = IMAGE_SIZE):
 def load(spec: ModelSpec, device: str = "auto", cache_dir=None) -> LoadedModel:
     path = Path(spec.pretrained)
     if not path.is_file():
-        url = registry.paper_model(KEY).weights_url
+        url = checkpoints.checkpoint(KEY).weights_url
         raise ModelError(f"FLAVA weights not found at {path}. The official script uses torchmultimodal's flava_full "
                          f"checkpoint: `curl -L -o {path} {url}`, or pass its path with --pretrained "
                          "(CREPE_MODELS sets the folder).")

@@ -1,8 +1,8 @@
-"""The open_clip family: models from the registry, a (name, tag) pair, a local checkpoint, or the hub.
+"""The open_clip family: checkpoints of the table, a (name, tag) pair, a local checkpoint, or the hub.
 
 Four ways in, one way out (:class:`LoadedModel`):
 
-* a registry key (``laion400m-vit-b-32``): the paper's exact checkpoint (see ``registry.py``);
+* a checkpoint key (``laion400m-vit-b-32``): a paper's exact checkpoint (see ``checkpoints.py``);
 * an open_clip architecture and pretrained tag (``ViT-B-32-quickgelu``, ``laion400m_e32``);
 * an architecture (or a model-config JSON for a custom one) and a local checkpoint file;
 * an ``hf-hub:org/repo`` or ``local-dir:/path`` name, whose config and weights travel together.
@@ -25,8 +25,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from ..benchmarks.crepe import roster as registry
-from ..benchmarks.sugarcrepe import roster as sugarcrepe_models
+from . import checkpoints
 from ..errors import ModelError
 from ..textfile import read_text
 from .spec import (LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, library_versions, require,
@@ -55,10 +54,10 @@ def _tag_quick_gelu(architecture: str, tag: str) -> bool | None:
     return bool(cfg.get("quick_gelu", False))
 
 
-def _known_release_files() -> dict[str, registry.PaperModel]:
-    """SHA-256 prefix (from open_clip's release file names) → registry row."""
+def _known_release_files() -> dict[str, checkpoints.Checkpoint]:
+    """SHA-256 prefix (from open_clip's release file names) → checkpoint row."""
     out = {}
-    for m in registry.PAPER_MODELS:
+    for m in checkpoints.of_family("open_clip"):
         if m.release_file:
             match = re.search(r"-([0-9a-f]{8})\.pt$", m.release_file)
             if match:
@@ -137,17 +136,14 @@ def resolve(model: str, pretrained: str | None = None, model_config: str | os.Pa
 
 
 def _table_row(key: str):
-    """The row a key names: the CREPE registry's, else SugarCrepe's table's; None for neither."""
-    if key in registry.model_order():
-        return registry.paper_model(key)
-    return sugarcrepe_models.sugarcrepe_model(key) if key in sugarcrepe_models.keys() else None
+    """The open_clip checkpoint a key names; None for none."""
+    row = checkpoints.checkpoint(key) if key in checkpoints.keys() else None
+    return row if row is not None and row.family == "open_clip" else None
 
 
 def _checkpoint_row(architecture: str, tag: str):
-    """The table row of open_clip's (architecture, tag), if a table has one (the registry's first)."""
-    paper = next((m for m in registry.PAPER_MODELS
-                  if m.architecture == architecture and m.pretrained == tag and not m.weights_url), None)
-    return paper or sugarcrepe_models.for_checkpoint(architecture, tag)
+    """The table row of open_clip's (architecture, tag), if the table has one."""
+    return checkpoints.for_open_clip(architecture, tag)
 
 
 #: model-name schemas open_clip resolves itself (config and weights from the hub or a folder)
@@ -274,7 +270,7 @@ def _checkpoint_error(spec: ModelSpec, checkpoint, exc: BaseException) -> ModelE
 
 def _paper_tag_cfg(spec: ModelSpec) -> dict:
     from open_clip import pretrained as P
-    row = next((m for m in registry.PAPER_MODELS if m.key == spec.key), None)
+    row = _table_row(spec.key)
     if row is None or not row.pretrained:
         return {}
     return P.get_pretrained_cfg(row.architecture, row.pretrained) or {}
@@ -282,7 +278,7 @@ def _paper_tag_cfg(spec: ModelSpec) -> dict:
 
 def _trusted_legacy(path: str) -> bool:
     """Release files of open_clip's own v0.2 weights predate weights_only loading."""
-    return any(Path(path).name == m.release_file for m in registry.paper_models(loader="open_clip") if m.release_file)
+    return any(Path(path).name == m.release_file for m in checkpoints.of_family("open_clip") if m.release_file)
 
 
 def save_checkpoint(model, path: str | os.PathLike) -> Path:

@@ -18,7 +18,7 @@ from ..atomic import write_json
 from ..errors import DeviceError
 from importlib.metadata import PackageNotFoundError, version
 import importlib
-from ..benchmarks.crepe import roster as registry
+from . import checkpoints
 
 
 class QuickGELUMismatch(ModelError):
@@ -29,7 +29,7 @@ class QuickGELUMismatch(ModelError):
 class ModelSpec:
     """What was (or will be) loaded; stored in every results manifest."""
 
-    key: str                          #: registry key, or "<architecture>/<tag or file name>"
+    key: str                          #: checkpoint key, or "<architecture>/<tag or file name>"
     architecture: str
     pretrained: str | None            #: tag, URL or local path
     quick_gelu: bool                  #: activation of the built model
@@ -44,7 +44,7 @@ class ModelSpec:
     family: str = "open_clip"         #: key of crepe_utils.models.FAMILIES
     truncation: str = "keep_eot"      #: the family's official truncation policy (engine.TRUNCATIONS)
     libraries: dict = field(default_factory=dict)   #: package → version of the code that built the model
-    caveat: str = ""                  #: what a reader of this model's results must know (registry)
+    caveat: str = ""                  #: what a reader of this model's results must know (the checkpoint table)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -231,7 +231,7 @@ def placed_checkpoint_spec(model: str, pretrained: str | None, model_config, fam
     """The spec of a paper model whose weights the user places by hand (sized from its checkpoint):
     ``pretrained``, else ``<CREPE_MODELS>/<key>/<release file>``."""
 
-    row = registry.paper_model(model)
+    row = checkpoints.checkpoint(model)
     if model_config is not None:
         raise ModelError(f"{row.display} is sized from its checkpoint; drop --model-config")
     path = Path(pretrained) if pretrained else paths.models_dir() / row.key / row.release_file

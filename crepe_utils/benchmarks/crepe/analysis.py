@@ -10,6 +10,7 @@ import pandas as pd
 
 from ... import metrics
 from . import reported
+from ...models import imagenet
 from . import roster as registry
 from ...results.completeness import complete_only
 from ...results.store import ResultsError, load_per_query, warn_unreadable
@@ -138,7 +139,7 @@ def evaluated_swap_r2_inputs(evaluated: pd.DataFrame, complexity: int, source: s
     models = models or [m.key for m in registry.paper_models(systematicity=True)]
     ev = ev[(ev["kind"] == "evaluated") & (ev["hn_type"] == "swap") & (ev["complexity"] == complexity)
             & ev["model"].isin(models)].copy()
-    ev["imagenet_top1"] = ev["model"].map(reported.imagenet(source))
+    ev["imagenet_top1"] = ev["model"].map(imagenet.top1(source))
     return ev
 
 
@@ -198,7 +199,7 @@ def r2_model_set_search(n_boot: int = 0) -> pd.DataFrame:
     claims = reported.claims().set_index("claim_id")["value"].astype(float)
     rows = []
     for set_name, keys in MODEL_SETS.items():
-        for source in reported.IMAGENET_SOURCES:
+        for source in imagenet.SOURCES:
             d = productivity_r2_inputs(source=source, models=keys())
             row = {"model set": set_name, "imagenet_source": source, "n_models": d["model"].nunique()}
             for n in (4, 12):
@@ -210,45 +211,13 @@ def r2_model_set_search(n_boot: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#: Winoground Table 3 rows that are CREPE paper models (both papers score FLAVA contrastively too).
-WINOGROUND_TO_CREPE = {"CLIP (ViT-B/32)": "openai-vit-b-32", "FLAVA contrastive": "flava"}
-
-
-def cross_benchmark(crepe_evaluated: pd.DataFrame, winoground_evaluated: pd.DataFrame) -> pd.DataFrame:
-    """Winoground group score beside CREPE productivity R@1 (n = 4 and 12, per HN type) per model.
-
-    Published pairs come from the two papers (the models both evaluate); evaluated pairs from
-    models with results on both benchmarks (any kind; the ``kind`` column says which).
-    """
-    rows = []
-    table3 = reported.winoground_table3().set_index("model")
-    prod = reported.productivity()
-    for wino_name, key in WINOGROUND_TO_CREPE.items():
-        for r in prod[prod["model"] == key].itertuples():
-            rows.append({"model": key, "display": _display(key), "source": "published", "kind": "published",
-                         "winoground_group": float(table3.loc[wino_name, "group"]),
-                         "winoground_text": float(table3.loc[wino_name, "text"]),
-                         "hn_type": r.hn_type, "complexity": int(r.complexity), "crepe_r1": r.r1})
-    if not winoground_evaluated.empty and not crepe_evaluated.empty:
-        wg = winoground_evaluated[(winoground_evaluated["breakdown"] == "all")]
-        wg = wg.pivot_table(index=["model", "kind"], columns="metric", values="score").reset_index()
-        ev = productivity_evaluated(crepe_evaluated)
-        ev = ev[ev["complexity"].isin([4, 12])]
-        for r in ev.merge(wg, on=["model", "kind"]).itertuples():
-            rows.append({"model": r.model, "display": r.display, "source": "evaluated", "kind": r.kind,
-                         "winoground_group": r.group, "winoground_text": r.text, "hn_type": r.hn_type,
-                         "complexity": int(r.complexity), "crepe_r1": r.r1})
-    return pd.DataFrame(rows, columns=["model", "display", "source", "kind", "winoground_group", "winoground_text",
-                                       "hn_type", "complexity", "crepe_r1"])
-
-
 # ------------------------------------------------------------------ R² inputs
 
 def systematicity_r2_inputs(syst: pd.DataFrame | None = None, source: str = "open_clip_docs") -> pd.DataFrame:
     """R@1 per model × HN set × split with the model's ImageNet accuracy (atom and comp only)."""
     syst = syst if syst is not None else reported.systematicity()
     df = syst[syst["hn_type"].isin(["atom", "comp"])].copy()
-    df["imagenet_top1"] = df["model"].map(reported.imagenet(source))
+    df["imagenet_top1"] = df["model"].map(imagenet.top1(source))
     return df
 
 
@@ -262,5 +231,5 @@ def productivity_r2_inputs(prod: pd.DataFrame | None = None, source: str = "open
     prod = prod if prod is not None else reported.productivity()
     models = models or [m.key for m in registry.paper_models(systematicity=True)]
     df = prod[(prod["hn_type"] == "swap") & prod["model"].isin(models)].copy()
-    df["imagenet_top1"] = df["model"].map(reported.imagenet(source))
+    df["imagenet_top1"] = df["model"].map(imagenet.top1(source))
     return df

@@ -117,7 +117,7 @@ def check_productivity_totals(stats: dict | None, claims: pd.DataFrame | None = 
     c = (claims if claims is not None else reported.claims()).set_index("claim_id")["value"].astype(float)
     pinned_files = (pinned_files if pinned_files is not None else reported.released_productivity_files()
                     ).set_index("file")
-    pinned = pinned_totals if pinned_totals is not None else reported.released_counts("crepe-prod")
+    pinned = pinned_totals if pinned_totals is not None else reported.released_counts()
     n_released = len(pinned_files)
     paper_rows = [("Productivity HN texts = Table 1", int(c["prod_hn_table1"]), "hard_negatives", 0, f"{int(c['prod_hn_table1']):,}"),
                   ("Productivity ground truths = Table 1", int(c["prod_gt_table1"]), "ground_truths", 0,

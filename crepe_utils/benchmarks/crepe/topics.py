@@ -21,6 +21,7 @@ import pandas as pd
 
 from ... import paths
 from . import reported
+from ...models import imagenet
 from . import analysis as analysis
 from . import queries as D
 from . import validation
@@ -156,7 +157,7 @@ def productivity_checks(results=None, published: bool = True) -> list[Check]:
 
 # ------------------------------------------------------------------ R² (notebook 04)
 
-def r2_sections(results=None, sources=reported.IMAGENET_SOURCES) -> Sections:
+def r2_sections(results=None, sources=imagenet.SOURCES) -> Sections:
     """``r2``: every R² of §5.4 per ImageNet source; HN-Swap n = 8 from complete evaluated results
     of at least three models (the paper prints no R@1 there)."""
     evaluated = _crepe_results(results)
@@ -167,6 +168,6 @@ def r2_sections(results=None, sources=reported.IMAGENET_SOURCES) -> Sections:
     return {"r2": rows}
 
 
-def r2_checks(results=None, sources=reported.IMAGENET_SOURCES) -> list[Check]:
+def r2_checks(results=None, sources=imagenet.SOURCES) -> list[Check]:
     """Notebook 04's checks: R² against ImageNet for each of ``sources``."""
     return _flat(r2_sections(results, sources))

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ... import paths
-from ..crepe import reported
+from . import reported
+from ...models import imagenet
 from ...errors import DataError, error_line
 from ...results import store
 from . import SUBSETS, load_pairs
@@ -41,7 +42,7 @@ def row_label(group: str, model: str) -> str:
 
 def published_matrix(published: pd.DataFrame | None = None) -> pd.DataFrame:
     """Recall@1 (%) per row of the results table (``group`` first) × subset, rows in the table's order."""
-    published = published if published is not None else reported.sugarcrepe_published()
+    published = published if published is not None else reported.results()
     df = published.assign(row=[row_label(g, m) for g, m in zip(published["group"], published["model"])])
     order = list(dict.fromkeys(df["row"]))
     matrix = df.pivot_table(index="row", columns="subset", values="r1", sort=False).reindex(order)
@@ -54,8 +55,8 @@ def published_matrix(published: pd.DataFrame | None = None) -> pd.DataFrame:
 def correlation_inputs(published: pd.DataFrame | None = None,
                        imagenet: pd.Series | None = None) -> pd.DataFrame:
     """The CLIP rows of the results table (those with an ``imagenet_model``) with their ImageNet top-1."""
-    published = published if published is not None else reported.sugarcrepe_published()
-    imagenet = imagenet if imagenet is not None else reported.imagenet(IMAGENET_SOURCE)
+    published = published if published is not None else reported.results()
+    imagenet = imagenet if imagenet is not None else imagenet.top1(IMAGENET_SOURCE)
     clip = published[published["imagenet_model"].astype(str).str.len() > 0].copy()
     clip["imagenet_top1"] = clip["imagenet_model"].map(imagenet)
     return clip
@@ -70,7 +71,7 @@ def correlation_table(inputs: pd.DataFrame | None = None, published_r: pd.DataFr
     """Per subset: models with an ImageNet top-1, the Pearson r recomputed, the paper's as printed, the gap, and
     the r over the models with an ImageNet top-1 of at least ``min_imagenet`` (the fit without its low outliers)."""
     inputs = inputs if inputs is not None else correlation_inputs()
-    published_r = published_r if published_r is not None else reported.sugarcrepe_imagenet_r()
+    published_r = published_r if published_r is not None else reported.imagenet_r()
     rows = []
     for r in published_r.itertuples():
         g = inputs[(inputs["subset"] == r.subset) & inputs["imagenet_top1"].notna()]
@@ -108,7 +109,7 @@ def evaluated_table(results, published: pd.DataFrame | None = None) -> pd.DataFr
     published R@1 of the same checkpoint (NaN for a model outside the table), with ties and the 95% interval."""
     df = results if isinstance(results, pd.DataFrame) else store.load_results(results)
     df = df[df["benchmark"] == "sugarcrepe"]
-    published = published if published is not None else reported.sugarcrepe_published()
+    published = published if published is not None else reported.results()
     pub = published[published["imagenet_model"].astype(str).str.len() > 0]
     pub = pub.set_index(["imagenet_model", "subset"])["r1"]
     columns = ["model", "display", "kind", "subset", "n_queries", "n_skipped", "r1", "r1_ci_low", "r1_ci_high",

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ... import paths
-from ..crepe import reported
+from . import reported
 from .analysis import correlation_inputs
 from ...errors import DataError, error_line
 from . import SUBSETS, load_pairs
@@ -52,8 +52,8 @@ def check_r1_granularity(published: pd.DataFrame | None = None, pinned: dict | N
     the release), are a paper inconsistency: the table was computed on the earlier file. Anything else
     fails (a transcription error, or a table computed on another set).
     """
-    published = published if published is not None else reported.sugarcrepe_published()
-    pinned = pinned if pinned is not None else reported.released_counts("sugarcrepe")
+    published = published if published is not None else reported.results()
+    pinned = pinned if pinned is not None else reported.released_counts()
     out = []
     for subset, rows in published.groupby("subset", sort=False):
         n = int(pinned[f"pairs:{subset}"])
@@ -108,7 +108,7 @@ def check_imagenet_correlation(published: pd.DataFrame | None = None, published_
     """Per subset: the figure's Pearson r over the table's CLIP models, recomputed from the published R@1 and
     open_clip's ImageNet top-1. Equal to the printed precision: pass; off by at most one more printed step: a
     paper inconsistency; more: fail."""
-    published_r = published_r if published_r is not None else reported.sugarcrepe_imagenet_r()
+    published_r = published_r if published_r is not None else reported.imagenet_r()
     inputs = correlation_inputs(published, imagenet)
     return [_correlation_row(r.subset, float(r.pearson_r), int(r.decimals), inputs[inputs["subset"] == r.subset])
             for r in published_r.itertuples()]
@@ -136,7 +136,7 @@ def _subset_counts(data_dir) -> tuple[dict[str, int] | None, Check | None]:
 
 def check_subset_sizes(counts: dict[str, int] | None, pinned: dict | None = None) -> list[Check]:
     """Our pair count of each released JSON (``counts``: subset → pairs; None without data) against the pinned."""
-    pinned = pinned if pinned is not None else reported.released_counts("sugarcrepe")
+    pinned = pinned if pinned is not None else reported.released_counts()
     subsets = [q.split(":", 1)[1] for q in pinned if q.startswith("pairs:")]
     claim = SIZES_CLAIM
     total = f"{int(pinned['pairs']):,} pairs in {len(subsets)} subsets"

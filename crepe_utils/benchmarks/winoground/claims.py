@@ -26,7 +26,7 @@ from collections import Counter
 
 import pandas as pd
 
-from ..crepe import reported
+from . import reported
 from ...claims.base import FAIL, NEEDS, PAPER, PASS, Check
 from .scoring import METRICS, chance_levels
 from .statistics import split_tags
@@ -68,7 +68,7 @@ class _Pins:
     """The pinned counts of the released metadata, and how ``examples`` relate to them."""
 
     def __init__(self, examples: pd.DataFrame, pinned: dict | None = None):
-        self.values = pinned if pinned is not None else reported.released_counts("winoground")
+        self.values = pinned if pinned is not None else reported.released_counts()
         self.same_copy = metadata_digest(examples) == self.values.get("metadata_sha256")
 
     def differs(self, quantity: str, ours: int) -> str:
@@ -269,7 +269,7 @@ def check_table3(results: pd.DataFrame | None, table3: pd.DataFrame | None = Non
     "evaluated"`` results on all 400 examples are compared; "needs data" when there are none.
     ``tolerance`` is in points (0.5 = two examples).
     """
-    table3 = table3 if table3 is not None else reported.winoground_table3()
+    table3 = table3 if table3 is not None else reported.table3()
     paper = table3.set_index("model").loc[TABLE3_CLIP_ROW]
     claim = f"Evaluated CLIP ViT-B/32 reproduces Table 3 ({', '.join(f'{float(paper[m]):.2f}' for m in METRICS)})"
     rows = pd.DataFrame() if results is None else results

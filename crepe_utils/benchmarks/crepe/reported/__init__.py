@@ -1,46 +1,33 @@
-"""The papers' published numbers, as tidy tables with their sources.
+"""CREPE's published numbers (Ma et al., CVPR 2023), as tidy tables with their sources.
 
-Every CSV in ``crepe_utils/reported/`` has one value per row and a ``source`` column naming the
-paper section or table it comes from. The functions here
-only read them; nothing is computed. Model keys are those of :mod:`crepe_utils.benchmarks.crepe.roster`.
+Every CSV here has one value per row and a ``source`` column naming the paper section, table or
+appendix it comes from; the functions only read them. Model keys are checkpoint keys
+(:mod:`crepe_utils.models.checkpoints`), named as the paper names them (:mod:`..roster`).
 
-Two files hold counts of the released *data* rather than the papers' numbers, pinned so that a
-recount can be checked against them: ``released_productivity_files.csv`` (per productivity CSV:
-sha256 and counts) and ``released_counts.csv`` (totals of CREPE's productivity files, of
-Winoground's text metadata and of SugarCrepe's JSONs).
-
-SugarCrepe's results table (``sugarcrepe_published.csv``) names its models as the paper does, with
-their open_clip architecture and tag; its ``imagenet_model`` column is the model's key in
-``imagenet_zeroshot.csv``, which therefore also holds CLIP models outside the registry.
+Two files hold counts of the released *data* rather than the paper's numbers, pinned so that a recount
+can be checked against them: ``released_productivity_files.csv`` (per productivity CSV: sha256 and
+counts) and ``released_counts.csv`` (totals of the productivity files). ``blind_published.csv`` holds the
+text-only numbers other papers published on CREPE productivity.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
-
 import pandas as pd
 
-from .. import roster as registry
+from ....packaged import table
+from .. import roster
 
-#: ImageNet accuracy sources: "open_clip_docs" is the value the checkpoint's authors report
-#: (open_clip's PRETRAINED.md / README; for OpenAI models the figure quoted in open_clip's README,
-#: where there is one), "open_clip_results_table" is open_clip's re-evaluation
-#: (docs/openclip_results.csv).
-IMAGENET_SOURCES = ("open_clip_docs", "open_clip_results_table")
+_PACKAGE = __name__
 
 
-@lru_cache(maxsize=None)
 def _read(name: str) -> pd.DataFrame:
-    with resources.files("crepe_utils.benchmarks.crepe.reported").joinpath(name).open("r", encoding="utf-8") as fh:
-        return pd.read_csv(fh, keep_default_na=False)
+    return table(_PACKAGE, name)
 
 
 def _with_model_columns(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
-    names = registry.display_names()
-    trains = {m.key: m.train_data for m in registry.PAPER_MODELS}
+    names = roster.display_names()
     out.insert(1, "display", out["model"].map(names))
-    out.insert(2, "train_data", out["model"].map(trains))
+    out.insert(2, "train_data", out["model"].map({k: roster.train_data(k) for k in names}))
     return out
 
 
@@ -69,38 +56,9 @@ def productivity() -> pd.DataFrame:
     return _with_model_columns(_read("productivity_r1.csv"))
 
 
-def winoground_table3() -> pd.DataFrame:
-    """Winoground Table 3: text, image and group scores (%)."""
-    return _read("winoground_table3.csv").copy()
 
 
-def imagenet(source: str = "open_clip_docs") -> pd.Series:
-    """ImageNet zero-shot top-1 (%) per model key, from ``source`` (see IMAGENET_SOURCES).
 
-    For an OpenAI model without an "open_clip_docs" value the re-evaluated one is used, so that
-    every open_clip paper model has a value whichever source is asked for.
-    """
-    if source not in IMAGENET_SOURCES:
-        raise ValueError(f"unknown ImageNet source {source!r}; choose one of {IMAGENET_SOURCES}")
-    df = _read("imagenet_zeroshot.csv")
-    chosen = df[df["measurement"] == source].set_index("model")["top1"]
-    fallback = df[df["measurement"] == "open_clip_results_table"].set_index("model")["top1"]
-    return chosen.combine_first(fallback).astype(float).rename("imagenet_top1")
-
-
-def imagenet_table() -> pd.DataFrame:
-    """All ImageNet zero-shot values with their sources."""
-    return _with_model_columns(_read("imagenet_zeroshot.csv"))
-
-
-def sugarcrepe_published() -> pd.DataFrame:
-    """SugarCrepe's results table: Recall@1 (%) per model × subset, ``decimals`` as printed."""
-    return _read("sugarcrepe_published.csv").copy()
-
-
-def sugarcrepe_imagenet_r() -> pd.DataFrame:
-    """SugarCrepe's Pearson r of each subset's R@1 against ImageNet zero-shot top-1, ``decimals`` as printed."""
-    return _read("sugarcrepe_imagenet_r.csv").copy()
 
 
 def blind_published() -> pd.DataFrame:
@@ -110,7 +68,7 @@ def blind_published() -> pd.DataFrame:
 
 
 def claims() -> pd.DataFrame:
-    """The papers' stated numbers that the checks test (R², chance levels, totals, tag counts)."""
+    """The paper's stated numbers that the checks test (R², chance levels, totals)."""
     return _read("claims.csv").copy()
 
 
@@ -118,7 +76,7 @@ def claim(claim_id: str) -> float:
     """The value of one claim."""
     df = claims().set_index("claim_id")
     if claim_id not in df.index:
-        raise KeyError(f"no claim {claim_id!r} in reported/claims.csv")
+        raise KeyError(f"no claim {claim_id!r} in CREPE's reported/claims.csv")
     return float(df.loc[claim_id, "value"])
 
 
@@ -133,13 +91,10 @@ def released_productivity_queries() -> dict[tuple[str, int], int]:
     return {(hn, int(n)): int(rows) for hn, n, rows in zip(df["hn_type"], df["complexity"], df["rows"])}
 
 
-def released_counts(dataset: str) -> dict[str, int | str]:
-    """Pinned counts of one released dataset ("crepe-prod", "winoground", "sugarcrepe"): quantity → value."""
+def released_counts() -> dict[str, int | str]:
+    """Pinned counts of the released productivity files: quantity → value."""
     df = _read("released_counts.csv")
-    rows = df[df["dataset"] == dataset]
-    if rows.empty:
-        raise KeyError(f"no pinned counts for {dataset!r} in reported/released_counts.csv")
-    return {q: int(v) if str(v).isdigit() else str(v) for q, v in zip(rows["quantity"], rows["value"])}
+    return {q: int(v) if str(v).isdigit() else str(v) for q, v in zip(df["quantity"], df["value"])}
 
 
 def claim_source(claim_id: str) -> str:
@@ -149,7 +104,7 @@ def claim_source(claim_id: str) -> str:
 def sort_by_model(df: pd.DataFrame, extra: list[str] | None = None,
                   extra_order: dict[str, list] | None = None) -> pd.DataFrame:
     """Sort rows in paper model order (unknown models last, alphabetically), then by ``extra``."""
-    order = {k: i for i, k in enumerate(registry.model_order())}
+    order = {k: i for i, k in enumerate(roster.model_order())}
     keys = ["_model_rank", "model"] + (extra or [])
     out = df.assign(_model_rank=df["model"].map(order).fillna(len(order)))
     for col, values in (extra_order or {}).items():

@@ -1,0 +1,41 @@
+"""Winoground's published numbers (Thrush et al., CVPR 2022) and the released text's pinned counts.
+
+``table3.csv``: Table 3's text, image and group scores (%); ``claims.csv``: the paper's stated numbers that
+the checks test (examples, chance levels, tag counts), each with its section or table; ``released_counts.csv``:
+counts of the released text metadata, pinned so that a recount can be checked against them.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ....packaged import table
+
+_PACKAGE = __name__
+
+
+def table3() -> pd.DataFrame:
+    """Winoground Table 3: text, image and group scores (%)."""
+    return table(_PACKAGE, "table3.csv")
+
+
+def claims() -> pd.DataFrame:
+    """The paper's stated numbers that the checks test."""
+    return table(_PACKAGE, "claims.csv")
+
+
+def claim(claim_id: str) -> float:
+    """The value of one claim."""
+    df = claims().set_index("claim_id")
+    if claim_id not in df.index:
+        raise KeyError(f"no claim {claim_id!r} in Winoground's reported/claims.csv")
+    return float(df.loc[claim_id, "value"])
+
+
+def claim_source(claim_id: str) -> str:
+    return str(claims().set_index("claim_id").loc[claim_id, "source"])
+
+
+def released_counts() -> dict[str, int | str]:
+    """Pinned counts of the released text metadata: quantity → value."""
+    df = table(_PACKAGE, "released_counts.csv")
+    return {q: int(v) if str(v).isdigit() else str(v) for q, v in zip(df["quantity"], df["value"])}

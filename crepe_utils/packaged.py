@@ -1,0 +1,29 @@
+"""Tables carried inside the package as CSV files (published numbers, pinned counts, ImageNet accuracies): one reader.
+
+Every such CSV has one value per row and a ``source`` column naming the paper section or table it comes
+from. Values are read as written (``keep_default_na=False``: a model called "NA" stays a string); each file
+is read once per process.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+import pandas as pd
+
+
+@lru_cache(maxsize=None)
+def _read(package: str, name: str) -> pd.DataFrame:
+    with resources.files(package).joinpath(name).open("r", encoding="utf-8") as fh:
+        return pd.read_csv(fh, keep_default_na=False)
+
+
+def table(package: str, name: str) -> pd.DataFrame:
+    """The CSV ``name`` of ``package`` (e.g. ``crepe_utils.benchmarks.crepe.reported``), as a fresh copy."""
+    return _read(package, name).copy()
+
+
+def values(package: str, name: str, key: str, value: str = "value") -> dict:
+    """``key`` → ``value`` of one such CSV (a claims or counts file)."""
+    df = _read(package, name)
+    return dict(zip(df[key], df[value]))
