@@ -1,6 +1,6 @@
 """``python -m crepe_utils evaluate --benchmark NAME --model KEY``: one model on one benchmark, any benchmark.
 
-``python -m crepe_utils winoground ...`` is the same command with ``--benchmark winoground``. Options:
+``python -m crepe_utils <benchmark> ...`` is the same command with ``--benchmark <benchmark>``. Options:
 where the data and the result are (:class:`crepe_utils.evaluation.Run`), which part of the benchmark
 (:class:`crepe_utils.benchmarks.Selection`), and one option per evaluation setting
 (:mod:`crepe_utils.settings`). Errors reach the command line's one handler (crepe_utils.cli).
@@ -13,19 +13,12 @@ from . import benchmarks, settings as settings_cli
 from .evaluation import Run, evaluate
 from .results.store import KINDS
 
-#: The columns printed after a run, per scoring rule (those present).
-PRINTED = {"retrieval": ["model", "hn_type", "split", "complexity", "n_queries", "r1", "r1_ci_low", "r1_ci_high",
-                         "r1_optimistic", "n_tied_queries", "chance_r1"],
-           "winoground": ["metric", "n_examples", "score", "t_ci_low", "t_ci_high", "score_first_index", "n_ties",
-                          "chance"]}
-
 
 def add_run_arguments(parser) -> None:
     """Where things are and how results are labelled, then one option per evaluation setting."""
     parser.add_argument("--data-dir", default=None, help="the benchmark's data folder (default: its folder "
-                        "under $CREPE_DATA: crepe/, winoground/, sugarcrepe/)")
-    parser.add_argument("--image-dir", default=None, help="its images (default: $VG_IMAGES for CREPE, "
-                        "$COCO_IMAGES for SugarCrepe)")
+                        "under $CREPE_DATA, or its own variable: python -m crepe_utils download --help)")
+    parser.add_argument("--image-dir", default=None, help="its images (default: its image set's folder, likewise)")
     parser.add_argument("--out", default="results/evaluated", help="results folder (default: %(default)s)")
     parser.add_argument("--cache-dir", default=None, help="embedding cache (default: $CREPE_CACHE or ./cache)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
@@ -34,18 +27,30 @@ def add_run_arguments(parser) -> None:
     settings_cli.add_arguments(parser)
 
 
-def add_selection_arguments(parser) -> None:
-    parser.add_argument("--hn-types", nargs="+", default=None,
-                        help="CREPE: atom comp combined (systematicity); atom swap negate all (productivity)")
-    parser.add_argument("--train-data", default=None, help="CREPE systematicity split: cc12m, yfcc or laion")
-    parser.add_argument("--complexities", nargs="+", type=int, default=None, help="CREPE productivity: 4 to 12")
-    parser.add_argument("--subsets", nargs="+", default=None, help="SugarCrepe: add_att add_obj replace_att ...")
-    parser.add_argument("--layout", default=None, choices=("folder", "zip", "parquet"),
-                        help="Winoground: which copy when the folder holds several (default: detect)")
-    parser.add_argument("--why-hard", default="auto", help="Winoground: why_hard_tags.tsv for the why-hard "
-                        "breakdown: a path, 'none', or 'auto' (next to the data when present)")
-    parser.add_argument("--grouping", default="contiguous", choices=("contiguous", "interleaved"),
-                        help="Winoground: how the 4 groups of the appendix-A interval are formed (id order)")
+def _option_help(declared) -> str:
+    """One option's help: what each benchmark that has it means by it, and the values it takes."""
+    parts = []
+    for bench, option in declared:
+        values = " ".join(map(str, option.choices)) if option.choices else ""
+        parts.append(f"{bench.name}: {option.help}" + (f" ({values})" if values else ""))
+    return "; ".join(parts)
+
+
+def add_selection_arguments(parser, benchmark: str | None = None) -> None:
+    """One option per selection option any benchmark declares, or ``benchmark`` does (the benchmark checks the
+    values it is given)."""
+    for name, declared in benchmarks.options().items():
+        declared = [(b, o) for b, o in declared if benchmark is None or b.name == benchmark]
+        if not declared:
+            continue
+        option, flag = declared[0][1], "--" + name.replace("_", "-")
+        if option.type is bool:     # a switch away from the default (e.g. --no-all-negatives)
+            flag = ("--no-" if option.default else "--") + name.replace("_", "-")
+            parser.add_argument(flag, dest=name, action="store_const", const=not option.default, default=None,
+                                help=_option_help(declared))
+        else:
+            parser.add_argument(flag, dest=name, nargs="+" if option.many else None, type=option.type,
+                                default=None, metavar=name.upper(), help=_option_help(declared))
 
 
 def add_arguments(parser, benchmark: str | None = None) -> None:
@@ -58,12 +63,8 @@ def add_arguments(parser, benchmark: str | None = None) -> None:
                         "architecture or config name, hf-hub:org/repo, transformers:org/repo, or blind:<scorer>")
     parser.add_argument("--pretrained", default=None, help="open_clip tag, URL or local checkpoint")
     parser.add_argument("--model-config", default=None, help="model-config JSON for a custom architecture")
-    add_selection_arguments(parser)
+    add_selection_arguments(parser, benchmark)
     add_run_arguments(parser)
-
-
-def add_arguments_winoground(parser) -> None:
-    add_arguments(parser, benchmark="winoground")
 
 
 def run_of(args) -> Run:
@@ -74,30 +75,20 @@ def run_of(args) -> Run:
 
 def selection_of(args, bench) -> dict:
     """The selection options the user gave (only those: each benchmark refuses the ones it lacks)."""
-    given = {"hn_types": args.hn_types, "train_data": args.train_data, "complexities": args.complexities,
-             "subsets": args.subsets, "layout": args.layout}
-    given = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items() if v is not None}
-    if args.why_hard != "auto":
-        given["why_hard"] = args.why_hard
-    if args.grouping != "contiguous":
-        given["grouping"] = args.grouping
-    return given
+    return {name: getattr(args, name) for name in benchmarks.options() if getattr(args, name, None) is not None}
 
 
 def run(args) -> int:
     bench = benchmarks.get(args.benchmark)
     summary = evaluate(args.model, bench.name, run=run_of(args), settings=settings_cli.from_args(args),
                        **selection_of(args, bench))
-    print_summary(summary, bench.scoring)
+    print_summary(summary, bench)
     print(f"results: {summary.attrs['result_dir']}")
     return 0
 
 
-def print_summary(summary: pd.DataFrame, scoring: str) -> None:
-    if scoring == "winoground":
-        summary = summary[summary["breakdown"] == "all"]
-    cols = [c for c in PRINTED[scoring] if c in summary.columns]
-    print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+def print_summary(summary: pd.DataFrame, bench) -> None:
+    """The run's headline rows, as its scoring rule shows them."""
+    shown = bench.rule.brief(summary, bench.groups)
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
 
-
-run_winoground = run

@@ -10,7 +10,7 @@ What a call describes lives in four declared objects, each field of which may al
 keyword (``evaluate(..., out="results", hn_types=("atom",), precision="bf16")``):
 
 * :class:`Run`: where the data are, where the result goes and how it is labelled, the cache;
-* :class:`crepe_utils.benchmarks.Selection`: which part of the benchmark;
+* :class:`crepe_utils.protocol.Selection`: which part of the benchmark, by its own options;
 * :class:`crepe_utils.settings.EvaluationSettings`: every setting that can change a number;
 * the model: a registry key, an open_clip architecture (with ``pretrained``/``model_config`` in the
   Run), ``blind:<scorer>``, or a model already loaded.
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import benchmarks, paths, protocol as scoring
-from .benchmarks import Selection, Sources
+from . import benchmarks, paths
+from .protocol.benchmark import Selection, Sources
 from .engine import core as engine
 from .errors import CrepeError
 from .models import load_model, resolve
@@ -60,23 +60,39 @@ def _fields(cls) -> set[str]:
     return {f.name for f in dataclasses.fields(cls)}
 
 
-def _route(run: Run | None, selection: Selection | None, settings: EvaluationSettings | None,
+def _route(bench, run: Run | None, selection: Selection | None, settings: EvaluationSettings | None,
            keywords: dict) -> tuple[Run, Selection, EvaluationSettings]:
-    """The three objects with ``keywords`` applied to whichever declares each name."""
-    owners = {Run: run or Run(), Selection: selection or Selection(), EvaluationSettings: None}
-    unknown = sorted(set(keywords) - _fields(Run) - _fields(Selection) - _fields(EvaluationSettings))
+    """The run, the benchmark's checked selection and the settings, with ``keywords`` applied to whichever
+    declares each name (the benchmark's options are its selection's)."""
+    options = {o.name for o in bench.options}
+    unknown = sorted(set(keywords) - _fields(Run) - options - _fields(EvaluationSettings))
     if unknown:
         raise EvaluationError(f"evaluate() has no {', '.join(map(repr, unknown))}; it takes the fields of Run "
-                              f"({', '.join(sorted(_fields(Run)))}), Selection ({', '.join(sorted(_fields(Selection)))})"
-                              f" and EvaluationSettings ({', '.join(sorted(_fields(EvaluationSettings)))})")
-    picked = {cls: {k: v for k, v in keywords.items() if k in _fields(cls)} for cls in owners}
-    run = dataclasses.replace(owners[Run], **picked[Run])
-    selection = dataclasses.replace(owners[Selection], **{k: _tupled(v) for k, v in picked[Selection].items()})
-    return run, selection, EvaluationSettings.build(settings, **picked[EvaluationSettings])
+                              f"({', '.join(sorted(_fields(Run)))}), {bench.name}'s selection options "
+                              f"({', '.join(sorted(options)) or 'none'}) and EvaluationSettings "
+                              f"({', '.join(sorted(_fields(EvaluationSettings)))})")
+    run = dataclasses.replace(run or Run(), **{k: v for k, v in keywords.items() if k in _fields(Run)})
+    chosen = bench.selection(selection, **{k: v for k, v in keywords.items() if k in options})
+    settings = EvaluationSettings.build(settings, **{k: v for k, v in keywords.items()
+                                                     if k in _fields(EvaluationSettings)})
+    refused = bench.refused_settings(settings)
+    if refused:
+        raise EvaluationError(f"{bench.name} does not apply {', '.join(refused)} (its scoring rule "
+                              f"{bench.rule.name!r} and reader take: "
+                              f"{', '.join(sorted(bench.honours | bench.rule.honours)) or 'none of these'}); "
+                              "leave it at its default")
+    return run, chosen, settings
 
 
-def _tupled(value):
-    return tuple(value) if isinstance(value, (list, set, frozenset)) else value
+def _device(model, settings: EvaluationSettings) -> str:
+    """The one device of the run: a loaded model's own, else the setting's (``auto`` resolved), checked."""
+    if isinstance(model, LoadedModel):
+        own = str(model.device)
+        if settings.device not in ("auto", own):
+            raise EvaluationError(f"the model is loaded on {own}, but device={settings.device!r} was asked for; "
+                                  "load it there, or leave device out")
+        return own
+    return check_device(settings.device)
 
 
 def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None, selection: Selection | None = None,
@@ -85,18 +101,17 @@ def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None
     (its folder in ``.attrs["result_dir"]``)."""
     t0 = time.time()
     bench = benchmarks.get(benchmark)
-    run, selection, settings = _route(run, selection, settings, keywords)
+    run, selection, settings = _route(bench, run, selection, settings, keywords)
     check_kind(run.kind)
-    check_device(settings.device)                           # before anything is read or loaded
+    device = _device(model, settings)                       # before anything is read or loaded
     spec = model.spec if isinstance(model, LoadedModel) else resolve(model, run.pretrained, run.model_config)
     selection = bench.for_model(selection, spec)
-    bench.check(selection)
     queries = _queries(bench, run, selection, settings)     # the data are read before any weights load
     loaded = model if isinstance(model, LoadedModel) else load_model(
-        model, run.pretrained, run.model_config, device=settings.device, precision=settings.precision)
-    used = settings.resolved(loaded)     # what the run uses (and records): nothing left to "auto"
-    rule = scoring.RULES[bench.scoring]
-    result = _scores(loaded, queries, used, run, rule.SCORE_DTYPE)
+        model, run.pretrained, run.model_config, device=device, precision=settings.precision)
+    used = settings.resolved(device, loaded.spec)     # what the run uses (and records): nothing left to "auto"
+    rule = bench.rule
+    result = _scores(loaded, queries, used, run, rule.score_dtype)
     tables = rule.evaluate(result, queries, used, loaded.spec.key)
     manifest = _manifest(bench, loaded, run, selection, queries, result, used, tables, time.time() - t0)
     folder = write_result(result_dir(run.out, loaded.spec.key, bench.folder(selection)), tables, manifest)
@@ -107,10 +122,11 @@ def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None
 def _queries(bench, run: Run, selection: Selection, used: EvaluationSettings):
     """The benchmark's queries, read once per multi-model run (``run.shared``)."""
     sources = Sources(run.data_dir, run.image_dir)
+
     if run.shared is None:
-        return bench.load(sources, selection, used)
+        return bench.read(sources, selection, used)
     key = ("queries", bench.name, str(sources), selection, used.limit, used.on_bad_row, used.empty_negatives)
-    return run.shared.memo(key, lambda: bench.load(sources, selection, used))
+    return run.shared.memo(key, lambda: bench.read(sources, selection, used))
 
 
 def _scores(loaded, queries, used: EvaluationSettings, run: Run, score_dtype):
@@ -129,8 +145,8 @@ def _manifest(bench, loaded, run: Run, selection: Selection, queries, result, us
     run_stats = {k: v for k, v in result.stats.items() if k.startswith(engine.RUN_STATS)}
     return {
         **provenance.manifest(run.kind, run.label, loaded.spec, seconds=seconds, run_stats=run_stats),
-        "benchmark": bench.name, "scoring": bench.scoring, "caveat": loaded.spec.caveat,
-        "selection": dataclasses.asdict(selection),
+        "benchmark": bench.name, "scoring": bench.rule.name, "groups": list(bench.groups), "caveat": loaded.spec.caveat,
+        "selection": dict(selection),
         "data": {**queries.data, "skipped_by_engine": dict(Counter(why for _, why in result.skipped))},
         # the settings as the run used them, then what the engine found (overlength texts, ...)
         "engine": {**used.record(), **{k: v for k, v in result.stats.items() if not k.startswith(engine.RUN_STATS)}},

@@ -7,20 +7,16 @@ notebook parameter, Make variable) wins; then an environment variable; then the 
 location           environment variable  default
 =================  ====================  =====================================================
 data root          ``CREPE_DATA``        ``./data``
-CREPE CSVs         (data root)           ``<data root>/crepe`` (holds ``prod_hard_negatives/``
-                                         and ``syst_hard_negatives/``)
-Visual Genome      ``VG_IMAGES``         ``<data root>/visual_genome`` (``VG_100K/``,
-                                         ``VG_100K_2/``, or a flat folder of ``<id>.jpg``)
-Winoground         ``WINOGROUND_DATA``   ``<data root>/winoground``
-SugarCrepe         ``SUGARCREPE_DATA``   ``<data root>/sugarcrepe`` (the seven ``*.json``)
-COCO images        ``COCO_IMAGES``       ``<data root>/coco`` (``val2017/``, SugarCrepe's images, or
-                                         a flat folder of ``<12-digit id>.jpg``)
+each dataset       its own, if it has    ``<data root>/<its folder>``: every dataset declares its
+                   one (``VG_IMAGES``,   folder and variable once, in its benchmark's folder or
+                   ``COCO_IMAGES``, ...) in :mod:`crepe_utils.imagesets` (``python -m crepe_utils
+                                         download --help`` lists them)
 model weights      (open_clip's cache)   ``~/.cache/huggingface`` and ``~/.cache/clip``
 placed weights     ``CREPE_MODELS``      ``<data root>/models`` (files a user downloads by hand:
                                          CyCLIP, ALBEF, the BERT vocabulary)
 embedding cache    ``CREPE_CACHE``       ``./cache``
 checksum cache     ``CREPE_CACHE``       ``./cache/sha256.json`` (SHA-256 of large checkpoints, by
-                                         path, size, mtime; ``models.spec.sha256_file``)
+                                         path, size, mtime; ``digests.sha256_file``)
 =================  ====================  =====================================================
 """
 from __future__ import annotations
@@ -31,56 +27,31 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+#: the variable that moves the data root, and with it every dataset without a variable of its own
+DATA_ROOT_ENV = "CREPE_DATA"
+
+
 def data_root(explicit: str | os.PathLike | None = None) -> Path:
     """The data root: ``explicit``, else ``$CREPE_DATA``, else ``./data``."""
     if explicit:
         return Path(explicit)
-    return Path(os.environ.get("CREPE_DATA") or "data")
+    return Path(os.environ.get(DATA_ROOT_ENV) or "data")
 
 
-def crepe_dir(explicit: str | os.PathLike | None = None) -> Path | None:
-    """The folder holding CREPE's CSVs, or ``None`` when there is none.
+def dataset_dir(explicit: str | os.PathLike | None, variable: str | None, folder: str) -> Path:
+    """Where a dataset is looked for: ``explicit``, else ``$variable``, else ``<data root>/folder``.
 
-    ``explicit`` is returned as given (the loaders report a missing folder precisely); otherwise
-    ``<data root>/crepe`` when it exists.
+    Every dataset declares its ``variable`` and ``folder`` once (:class:`crepe_utils.download.datasets.Dataset`).
     """
     if explicit:
         return Path(explicit)
-    candidate = data_root() / "crepe"
-    return candidate if candidate.is_dir() else None
-
-
-def _dataset_dir(explicit, variable: str, folder: str) -> Path:
-    """``explicit``, else ``$variable``, else ``<data root>/folder``: where each dataset is looked for."""
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get(variable)
+    env = os.environ.get(variable) if variable else None
     return Path(env) if env else data_root() / folder
-
-
-def vg_images_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """Visual Genome images: ``explicit``, else ``$VG_IMAGES``, else ``<data root>/visual_genome``."""
-    return _dataset_dir(explicit, "VG_IMAGES", "visual_genome")
-
-
-def winoground_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """Winoground: ``explicit``, else ``$WINOGROUND_DATA``, else ``<data root>/winoground``."""
-    return _dataset_dir(explicit, "WINOGROUND_DATA", "winoground")
-
-
-def sugarcrepe_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """SugarCrepe's JSONs: ``explicit``, else ``$SUGARCREPE_DATA``, else ``<data root>/sugarcrepe``."""
-    return _dataset_dir(explicit, "SUGARCREPE_DATA", "sugarcrepe")
-
-
-def coco_images_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """COCO val2017 images: ``explicit``, else ``$COCO_IMAGES``, else ``<data root>/coco``."""
-    return _dataset_dir(explicit, "COCO_IMAGES", "coco")
 
 
 def models_dir(explicit: str | os.PathLike | None = None) -> Path:
     """Hand-placed weights: ``explicit``, else ``$CREPE_MODELS``, else ``<data root>/models``."""
-    return _dataset_dir(explicit, "CREPE_MODELS", "models")
+    return dataset_dir(explicit, "CREPE_MODELS", "models")
 
 
 def cache_dir(explicit: str | os.PathLike | None = None) -> Path:

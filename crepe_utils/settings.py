@@ -92,13 +92,19 @@ class EvaluationSettings:
             raise SettingsError(f"settings must be an {cls.__name__}, got {settings.__class__.__name__}")
         return dataclasses.replace(settings or cls(), **overrides)
 
-    def resolved(self, loaded) -> EvaluationSettings:
-        """These settings with what was left to the model and machine filled in, as the run used them."""
+    def resolved(self, device: str, spec) -> EvaluationSettings:
+        """These settings with what was left to the machine and the model filled in, as the run uses them:
+        the run's one ``device`` (already checked) and the model's ``spec`` (its official truncation)."""
         workers = self.num_workers
         if workers is None:
-            workers = min(8, threads.available_cores()) if loaded.device.type == "cuda" else 0
-        return dataclasses.replace(self, device=str(loaded.device), num_workers=workers,
-                                   truncation=self.truncation or loaded.spec.truncation)
+            workers = min(8, threads.available_cores()) if device.startswith("cuda") else 0
+        return dataclasses.replace(self, device=device, num_workers=workers,
+                                   truncation=self.truncation or spec.truncation)
+
+    @classmethod
+    def default(cls, name: str):
+        """The default of setting ``name``."""
+        return cls.__dataclass_fields__[name].default
 
     def record(self) -> dict:
         """The settings as the manifest records them: ``asdict`` under each field's manifest key."""

@@ -1,21 +1,46 @@
-"""Every benchmark the companion evaluates, declared once (:mod:`.spec`): CREPE's two protocols,
-Winoground and SugarCrepe. ``get(name)`` takes a name or an alias (``productivity``, ``systematicity``).
+"""The registry: every benchmark the companion evaluates, one folder each, found here and nowhere else.
 
-``spec``        what a benchmark declares, and the Selection and Sources of a run
-``crepe``       CREPE systematicity and productivity
-``winoground``  Winoground: each image against its example's two captions
-``sugarcrepe``  SugarCrepe: one positive against one negative caption per COCO image
+Each folder (``crepe/``, ``winoground/``, ``sugarcrepe/``, ...) holds everything that is its benchmark's: the
+declaration in its ``__init__`` (:class:`crepe_utils.protocol.Benchmark`: citation, licence, datasets, grouping
+fields, selection options, scoring rule, roster, notebooks), its loader, its published numbers (``reported/``),
+its roster, its claims and its analysis. Adding a benchmark is adding a folder and its name to :data:`FOLDERS`.
+
+What is built from the declarations: the command line's ``--benchmark`` choices and selection options, the
+datasets of ``python -m crepe_utils download`` and ``make data-<name>``, the paper jobs of ``evaluate-paper``,
+the topics of ``make check`` and the site's pages. ``get(name)`` takes a name or an alias (``productivity``).
 """
 from __future__ import annotations
 
-from ..settings import EvaluationSettings
-from .crepe.benchmark import PRODUCTIVITY, SYSTEMATICITY
-from ..protocol.benchmark import Benchmark, Loaded, Selection, SelectionError, Sources
-from .sugarcrepe.benchmark import SUGARCREPE
-from .winoground.benchmark import WINOGROUND
+import importlib
+from types import ModuleType
 
-BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (SYSTEMATICITY, PRODUCTIVITY, WINOGROUND, SUGARCREPE)}
+from ..download.datasets import Catalogue
+from ..settings import EvaluationSettings
+from ..protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources
+
+#: The benchmark folders, in the order they are listed everywhere.
+FOLDERS = ("crepe", "winoground", "sugarcrepe")
+
+
+def folder(name: str) -> ModuleType:
+    """The package of one benchmark folder (its declarations)."""
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def part(name: str, module: str) -> ModuleType | None:
+    """One module of a benchmark folder (``claims``, ``analysis``, ...), or None when the folder has none."""
+    try:
+        return importlib.import_module(f"{__name__}.{name}.{module}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}.{module}":
+            raise
+        return None
+
+
+BENCHMARKS: dict[str, Benchmark] = {b.name: b for name in FOLDERS for b in folder(name).BENCHMARKS}
 ALIASES: dict[str, str] = {alias: b.name for b in BENCHMARKS.values() for alias in b.aliases}
+#: every dataset a benchmark reads (its own text, the image sets it uses), in order: ``download <name>``
+DATASETS = Catalogue(dict.fromkeys(d for b in BENCHMARKS.values() for d in b.datasets))
 
 
 def get(name: str) -> Benchmark:
@@ -27,11 +52,25 @@ def get(name: str) -> Benchmark:
     return found
 
 
-def load(name: str, sources: Sources = Sources(), selection: Selection = Selection(), settings=None) -> Loaded:
+def options() -> dict[str, list[tuple[Benchmark, Option]]]:
+    """Every selection option name → the benchmarks that have it, with their declaration (command-line order)."""
+    out: dict[str, list[tuple[Benchmark, Option]]] = {}
+    for b in BENCHMARKS.values():
+        for o in b.options:
+            out.setdefault(o.name, []).append((b, o))
+    return out
+
+
+def commands() -> dict[str, tuple[str, str]]:
+    """The command-line commands the benchmark folders add (``COMMANDS`` of a folder's package)."""
+    return {name: spec for f in FOLDERS for name, spec in getattr(folder(f), "COMMANDS", {}).items()}
+
+
+def load(name: str, sources: Sources = Sources(), selection: Selection | None = None, settings=None) -> Loaded:
     """The queries of benchmark ``name`` as an evaluation reads them (default settings unless given)."""
     bench = get(name)
-    bench.check(selection)
-    return bench.load(sources, selection, settings or EvaluationSettings())
+    return bench.read(sources, bench.selection(selection), settings or EvaluationSettings())
 
 
-__all__ = ["ALIASES", "BENCHMARKS", "Benchmark", "Loaded", "Selection", "SelectionError", "Sources", "get", "load"]
+__all__ = ["ALIASES", "BENCHMARKS", "DATASETS", "FOLDERS", "Benchmark", "Loaded", "Option", "Selection",
+           "SelectionError", "Sources", "commands", "folder", "get", "load", "options", "part"]

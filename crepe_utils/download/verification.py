@@ -7,6 +7,7 @@ from pathlib import Path
 from ..progress import tqdm
 
 from ..atomic import write_json
+from ..digests import update_from_file
 from .datasets import RemoteFile
 from ..errors import DownloadError
 from .disk import CHUNK, read_json, utc_now
@@ -20,13 +21,8 @@ def digests(path: Path, git_blob: bool, label: str) -> dict[str, str]:
     size = path.stat().st_size
     sha256 = hashlib.sha256()
     sha1 = hashlib.sha1(b"blob %d\0" % size) if git_blob else None
-    with open(path, "rb") as fh, tqdm(total=size, unit="B", unit_scale=True, desc=f"verify {label}",
-                                      disable=None, leave=False) as bar:
-        while block := fh.read(CHUNK):
-            sha256.update(block)
-            if sha1 is not None:
-                sha1.update(block)
-            bar.update(len(block))
+    with tqdm(total=size, unit="B", unit_scale=True, desc=f"verify {label}", disable=None, leave=False) as bar:
+        update_from_file(path, *(h for h in (sha256, sha1) if h is not None), chunk=CHUNK, on_block=bar.update)
     out = {"sha256": sha256.hexdigest()}
     if sha1 is not None:
         out["git-blob-sha1"] = sha1.hexdigest()

@@ -18,7 +18,7 @@ from .embedding_cache import discard_damaged
 from ..models import fast_tokenizer
 from ..models.spec import library_versions
 from ..models import bert
-from ..models.spec import sha256_file
+from ..digests import sha256_file
 
 
 TRUNCATIONS = ("keep_eot", "official", "error")

@@ -1,4 +1,4 @@
-"""Find SugarCrepe's images, COCO val2017, by file name.
+"""COCO's 2017 validation images (SugarCrepe's, and some of VALSE's): where they come from, and found by file name.
 
 An image ``000000391895.jpg`` is looked for in ``<root>/val2017/`` (where ``val2017.zip`` unpacks) and
 then in ``<root>/`` itself (a flat folder); the first found wins (:class:`crepe_utils.engine.images.ImageFolder`).
@@ -7,12 +7,40 @@ The engine reports missing images in one error, or skips and counts their pairs 
 from __future__ import annotations
 
 import os
+import re
 
-from .. import paths
+from ..download.datasets import Dataset, Extraction, RemoteFile
 from ..engine.images import ImageFolder
-from ..benchmarks.sugarcrepe.data import COCO_FILE_NAME
 
 COCO_FOLDER = "val2017"
+#: a COCO 2017 file name: the image id, zero-padded to 12 digits
+COCO_FILE_NAME = re.compile(r"\d{12}\.jpg")
+
+_COCO_SOURCES = (
+    "URL: cocodataset.org/#download (2017 Val images [5K/1GB]); RAIVNLab/sugar-crepe README: SugarCrepe uses "
+    "the images of the COCO-2017 validation set",
+    "approximate size: 815,585,330 bytes, the Content-Length public download logs of this URL show (COCO publishes "
+    "none)",
+)
+_COCO_NOTES = ("No checksum is published: the sha256 and size of the first download are recorded and later runs "
+               "are checked against that record. The archive holds val2017/<12-digit id>.jpg.")
+_COCO_LICENCE = ("COCO images: Flickr terms of use, each image under its own Creative Commons licence "
+                 "(cocodataset.org/#termsofuse)")
+
+COCO = Dataset(
+    name="coco", folder="coco", variable="COCO_IMAGES",
+    description="COCO 2017 validation images (5,000 JPEGs, 816 MB)",
+    unlocks="evaluating a model on SugarCrepe",
+    files=(
+        RemoteFile(
+            name="coco-val2017", dataset="coco",
+            description="COCO 2017 validation images (5,000 JPEGs val2017/<12-digit id>.jpg; SugarCrepe's images)",
+            filename="val2017.zip", url="http://images.cocodataset.org/zips/val2017.zip",
+            approx_size=815_585_330, extract=Extraction("val2017", root_required=True),
+            licence=_COCO_LICENCE, notes=_COCO_NOTES, sources=_COCO_SOURCES,
+        ),
+    ),
+)
 
 
 def _coco_id(name: str) -> str | None:
@@ -24,7 +52,7 @@ class CocoImages(ImageFolder):
     the download record) are not images of the index."""
 
     def __init__(self, image_dir: str | os.PathLike | None = None):
-        super().__init__(paths.coco_images_dir(image_dir), (COCO_FOLDER, ""), _coco_id,
+        super().__init__(COCO.dir(image_dir), (COCO_FOLDER, ""), _coco_id,
                          remedy="Run `make data-coco` (re-download), or point --image-dir/COCO_IMAGES at the images",
                          absent="Download COCO val2017 with `make data-coco` (or `python -m crepe_utils download "
                                 "coco --dest DIR`), or set COCO_IMAGES.")

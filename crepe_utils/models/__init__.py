@@ -13,10 +13,10 @@ from ..errors import ModelError
 from . import albef, blind, cyclip, flava, hf_clip, openclip
 from .family import Family
 from .openclip import check_activation, save_checkpoint
-from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, pick_device, sha256_file
+from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, check_device, pick_device
 
 __all__ = ["FAMILIES", "FP16_WEIGHTS", "Family", "LoadedModel", "ModelError", "ModelSpec", "QuickGELUMismatch",
-           "check_activation", "family_of", "load_model", "pick_device", "resolve", "save_checkpoint", "sha256_file"]
+           "check_activation", "family_of", "load_model", "pick_device", "resolve", "save_checkpoint"]
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (openclip.FAMILY, cyclip.FAMILY, albef.FAMILY, flava.FAMILY,
                                                      hf_clip.FAMILY, blind.FAMILY)}
@@ -49,6 +49,7 @@ def load_model(model: str, pretrained: str | None = None, model_config: str | os
     conversion is ``loaded.model.crepe_fp16_weights``). Every other precision is the engine's affair.
     """
     fam = family_of(model)
+    device = check_device(device)             # the one place "auto" becomes a device, for a direct call
     loaded = fam.load(fam.resolve(model, pretrained, model_config), device=device, cache_dir=cache_dir)
     if precision == FP16_WEIGHTS and fam.name != "blind":
         loaded.model.crepe_fp16_weights = openclip.convert_to_fp16_weights(loaded.model)

@@ -23,8 +23,8 @@ from . import checkpoints
 from ..errors import ModelError
 from . import bert
 from .family import Family
-from .spec import (LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device,
-                   placed_checkpoint_spec, require, sha256_file, squash_transform)
+from ..digests import sha256_file
+from .spec import (LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device, placed_checkpoint_spec, require, squash_transform)
 from .spec import OPENAI_MEAN, OPENAI_STD  # noqa: F401 - the statistics of the script's transform
 from functools import partial
 

@@ -19,7 +19,8 @@ from .. import paths
 from . import checkpoints
 from ..errors import ModelError
 from .family import Family
-from .spec import LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device, sha256_file
+from ..digests import sha256_file
+from .spec import LoadedModel, ModelSpec, library_versions, load_torch_file, pick_device
 
 KEY = "cyclip-rn50"
 _REQUIRED = ("visual.layer1.0.conv1.weight", "visual.attnpool.positional_embedding", "text_projection",

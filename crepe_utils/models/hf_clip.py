@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..errors import ModelError
 from .family import Family
-from .spec import LoadedModel, ModelSpec, library_versions, pick_device, require, sha256_file
+from ..digests import sha256_file
+from .spec import LoadedModel, ModelSpec, library_versions, pick_device, require
 
 PREFIX = "transformers:"
 

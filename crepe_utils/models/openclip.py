@@ -28,8 +28,8 @@ from pathlib import Path
 from . import checkpoints
 from ..errors import ModelError
 from ..textfile import read_text
-from .spec import (LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, library_versions, require,
-                   sha256_file)
+from ..digests import sha256_file
+from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, library_versions, require
 from .family import Family
 from .spec import pick_device
 from ..atomic import atomic_path

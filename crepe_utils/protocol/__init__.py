@@ -1,15 +1,13 @@
-"""Scoring rules: the engine's scores → a benchmark's numbers. One module per rule, each with one
-``evaluate(result, loaded, settings) -> Tables``; pure functions over scores.
+"""The neutral protocol below every benchmark: what a benchmark declares, and the shared scoring rule.
 
-``retrieval``   image-to-text Recall@K of the positive among a query's candidates, with the tie rules
-                (CREPE, SugarCrepe)
-``winoground``  Winoground's text, image and group scores from each example's four similarities
-``tables``      what a rule returns: the summary, the per-query log and how each is written
+``benchmark``  the declaration (:class:`Benchmark`): datasets, grouping fields, selection options, scoring rule
+``retrieval``  image-to-text retrieval: the positive ranked among a query's own candidates, with the tie rules
+               (CREPE, SugarCrepe, VALSE)
+``tables``     what a scoring rule returns: the summary, the per-query log and how each is written
 """
-from . import retrieval
-from ..benchmarks.winoground import rule as winoground
+from .benchmark import Benchmark, Loaded, Option, ScoringRule, Selection, SelectionError, Sources
+from .retrieval import RETRIEVAL
 from .tables import Tables
 
-RULES = {"retrieval": retrieval, "winoground": winoground}
-
-__all__ = ["RULES", "Tables", "retrieval", "winoground"]
+__all__ = ["Benchmark", "Loaded", "Option", "RETRIEVAL", "ScoringRule", "Selection", "SelectionError", "Sources",
+           "Tables"]

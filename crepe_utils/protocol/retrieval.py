@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .. import metrics
-from ..results.store import PER_QUERY_COLUMNS, SUMMARY_COLUMNS, format_scores
+from ..results.store import format_scores, per_query_columns, summary_columns
+from .benchmark import ScoringRule
 from .tables import Tables
 
 SCORE_DTYPE = np.float32
@@ -27,57 +28,82 @@ def evaluate(result, loaded, settings, model: str) -> Tables:
     ranks = metrics.ranks_from_flat(result.scores, result.offsets)
     summary = summary_table(result, loaded, ranks, settings.tie_policy, settings.n_boot)
     summary.insert(0, "model", model)
-    return Tables(summary, SUMMARY_COLUMNS, per_query_frames(result, ranks), PER_QUERY_COLUMNS, "%.6g", "%.9g")
+    return Tables(summary, summary_columns(loaded.groups), per_query_frames(result, ranks, loaded.groups),
+                  per_query_columns(loaded.groups), "%.6g", "%.9g")
+
+
+def _order(key: tuple) -> tuple:
+    """Sort key of a group: None first, then numbers, then text (CREPE's sets: n = 4 … 12 in order)."""
+    return tuple((0, 0) if v is None else (1, v) if isinstance(v, (int, np.integer)) else (2, str(v)) for v in key)
+
+
+def _frame(columns: dict[str, list], groups: tuple[str, ...]) -> pd.DataFrame:
+    """A table whose group columns of whole numbers (or none: None) are nullable integers, so that an absent
+    value prints empty (CREPE's complexity); the others as they are."""
+    out = {}
+    for name, values in columns.items():
+        whole = name in groups and all(v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
+                                       for v in values)
+        out[name] = pd.array(values, dtype="Int64") if whole else values
+    return pd.DataFrame(out)
 
 
 def summary_table(result, loaded, ranks: metrics.Ranks, tie_policy: str, n_boot: int) -> pd.DataFrame:
-    """One row per retrieval set with every metric, the R@1 bootstrap interval and skip counts."""
+    """One row per group (retrieval set) with every metric, the R@1 bootstrap interval and skip counts."""
+    groups = loaded.groups
     near = metrics.near_ties_from_flat(result.scores, result.offsets)
-    skipped = Counter((q.hn_type, q.split, q.complexity) for q, _ in result.skipped)
-    bad = Counter(_set_of_issue(i) for i in loaded.issues if i.skipped)
-    groups: dict[tuple, list[int]] = {}
+    skipped = Counter(tuple(getattr(q, g) for g in groups) for q, _ in result.skipped)
+    issues = [i for i in loaded.issues if i.skipped]
+    known = tuple(g for g in groups if all(hasattr(i, g) for i in issues))   # what an issue says of its set
+    bad = Counter(tuple(getattr(i, g) for g in known) for i in issues)
+    by_group: dict[tuple, list[int]] = {}
     for i, q in enumerate(result.queries):
-        groups.setdefault((q.benchmark, q.train_data, q.hn_type, q.split, q.complexity), []).append(i)
+        by_group.setdefault(tuple(getattr(q, g) for g in groups), []).append(i)
     n_cand = np.diff(result.offsets)
     rows = []
-    for key in sorted(groups, key=lambda k: (k[0], k[1], k[2], k[3], -1 if k[4] is None else k[4])):
-        idx = np.array(groups[key])
-        benchmark, train_data, hn_type, split, complexity = key
+    for key in sorted(by_group, key=_order):
+        idx = np.array(by_group[key])
         sub = metrics.Ranks(ranks.pessimistic[idx], ranks.optimistic[idx], ranks.n_ties[idx])
-        row = {"benchmark": benchmark, "train_data": train_data, "hn_type": hn_type, "split": split,
-               "complexity": complexity}
+        row = dict(zip(groups, key))
         row.update(metrics.set_metrics(sub, n_cand[idx], tie_policy))
         hits = 100.0 * (sub.select(tie_policy) <= 1)
         row["r1_ci_low"], row["r1_ci_high"] = metrics.bootstrap_mean_ci(hits, n_boot=n_boot, seed=0)
-        row["n_skipped"] = skipped[(hn_type, split, complexity)] + bad.get((hn_type, split, complexity), 0)
+        row["n_skipped"] = skipped[key] + bad.get(tuple(row[g] for g in known), 0)
         row["n_truncated_queries"] = int((result.truncated[idx] > 0).sum())
         row["n_near_tie_queries"] = int(near[idx].sum())
         rows.append(row)
-    out = pd.DataFrame(rows)
-    if not out.empty:
-        out["complexity"] = out["complexity"].astype("Int64")
-    return out
+    return _frame({c: [r[c] for r in rows] for c in rows[0]}, groups) if rows else pd.DataFrame(rows)
 
 
-def _set_of_issue(issue) -> tuple:
-    """(hn_type, split, complexity) of a loader issue: the set its file feeds."""
-    return issue.hn_type, issue.split, issue.complexity
-
-
-def per_query_frames(result, ranks: metrics.Ranks, chunk: int = PER_QUERY_CHUNK):
+def per_query_frames(result, ranks: metrics.Ranks, groups: tuple[str, ...], chunk: int = PER_QUERY_CHUNK):
     """The per-query table in chunks of ``chunk`` rows (memory stays flat however many queries)."""
     for start in range(0, len(result.queries), chunk):
         qs = result.queries[start:start + chunk]
         idx = range(start, start + len(qs))
         per = [result.query_scores(i) for i in idx]
-        yield pd.DataFrame({
-            "query_id": [q.query_id for q in qs], "benchmark": [q.benchmark for q in qs],
-            "train_data": [q.train_data for q in qs], "hn_type": [q.hn_type for q in qs],
-            "split": [q.split for q in qs], "complexity": pd.array([q.complexity for q in qs], dtype="Int64"),
-            "image_id": [q.image_id for q in qs], "n_candidates": [len(s) for s in per],
-            "rank": ranks.pessimistic[start:start + len(qs)], "rank_optimistic": ranks.optimistic[start:start + len(qs)],
-            "n_ties": ranks.n_ties[start:start + len(qs)],
-            "score_positive": [float(s[0]) for s in per],
-            "score_best_negative": [float(s[1:].max()) if len(s) > 1 else np.nan for s in per],
-            "scores": [format_scores(s) for s in per], "n_truncated": result.truncated[start:start + len(qs)],
-        })
+        frame = _frame({"query_id": [q.query_id for q in qs], **{g: [getattr(q, g) for q in qs] for g in groups}},
+                       groups)
+        frame["image_id"] = [q.image_id for q in qs]
+        frame["n_candidates"] = [len(s) for s in per]
+        frame["rank"] = ranks.pessimistic[start:start + len(qs)]
+        frame["rank_optimistic"] = ranks.optimistic[start:start + len(qs)]
+        frame["n_ties"] = ranks.n_ties[start:start + len(qs)]
+        frame["score_positive"] = [float(s[0]) for s in per]
+        frame["score_best_negative"] = [float(s[1:].max()) if len(s) > 1 else np.nan for s in per]
+        frame["scores"] = [format_scores(s) for s in per]
+        frame["n_truncated"] = result.truncated[start:start + len(qs)]
+        yield frame
+
+#: what a run prints of each row besides its groups
+BRIEF = ["n_queries", "r1", "r1_ci_low", "r1_ci_high", "r1_optimistic", "n_tied_queries", "chance_r1"]
+
+
+def brief(summary: pd.DataFrame, groups: tuple[str, ...]) -> pd.DataFrame:
+    """The model, the groups that say something (not empty everywhere), and the headline metrics."""
+    shown = [g for g in groups if g in summary and summary[g].astype("string").fillna("").ne("").any()]
+    return summary[["model", *shown, *(c for c in BRIEF if c in summary)]]
+
+
+RETRIEVAL = ScoringRule(
+    "retrieval", evaluate, SCORE_DTYPE, honours=frozenset({"tie_policy", "n_boot"}), brief=brief,
+    description="image-to-text Recall@K of the positive among the query's own candidates, ties by tie_policy")

@@ -8,8 +8,8 @@ A *results folder* holds one sub-folder per evaluated (model, benchmark[, traini
         manifest.json      provenance: kind, label, scoring rule, model, data, engine settings, environment, run
 
 The scoring rule (``manifest["scoring"]``, :mod:`crepe_utils.protocol`) decides the two tables'
-columns: ``retrieval`` (CREPE, SugarCrepe; SUMMARY_COLUMNS and PER_QUERY_COLUMNS below, one row per
-retrieval set: a model × benchmark × HN type × split or complexity) or ``winoground``
+columns: ``retrieval`` (one row per group the benchmark declares, its manifest's ``groups``: for CREPE
+a model × protocol × HN type × split or complexity; :func:`summary_columns`) or ``winoground``
 (:mod:`crepe_utils.benchmarks.winoground.results` reads those). Recall values are percentages. A result folder
 is written atomically as a whole; the readers find results under a root at any depth.
 
@@ -41,19 +41,37 @@ from ..textfile import ENCODING
 SCHEMA_VERSION = 1
 KINDS = ("evaluated", "toy", "fixture")
 
-SUMMARY_COLUMNS = [
-    "model", "benchmark", "train_data", "hn_type", "split", "complexity",
+#: What a retrieval results row is one of when its manifest does not say (``groups``): CREPE's fields, which every
+#: retrieval result had before each benchmark declared its own.
+LEGACY_GROUPS = ("benchmark", "train_data", "hn_type", "split", "complexity")
+
+#: A retrieval summary's columns after the model and the benchmark's groups.
+METRIC_COLUMNS = [
     "n_queries", "n_candidates", "chance_r1",
     "r1", "r3", "r5", "r10", "r1_optimistic", "r1_pessimistic", "r1_ci_low", "r1_ci_high",
     "mean_rank", "median_rank", "n_tied_queries", "tie_policy", "n_skipped", "n_truncated_queries",
     "n_near_tie_queries",
 ]
 
-PER_QUERY_COLUMNS = [
-    "query_id", "benchmark", "train_data", "hn_type", "split", "complexity", "image_id",
-    "n_candidates", "rank", "rank_optimistic", "n_ties", "score_positive", "score_best_negative",
+#: A retrieval per-query table's columns after the query id and the benchmark's groups.
+PER_QUERY_REST = [
+    "image_id", "n_candidates", "rank", "rank_optimistic", "n_ties", "score_positive", "score_best_negative",
     "scores", "n_truncated",
 ]
+
+
+def summary_columns(groups=LEGACY_GROUPS) -> list[str]:
+    """A retrieval summary's columns for a benchmark grouped by ``groups``."""
+    return ["model", *groups, *METRIC_COLUMNS]
+
+
+def per_query_columns(groups=LEGACY_GROUPS) -> list[str]:
+    """A retrieval per-query table's columns for a benchmark grouped by ``groups``."""
+    return ["query_id", *groups, *PER_QUERY_REST]
+
+
+SUMMARY_COLUMNS = summary_columns()
+PER_QUERY_COLUMNS = per_query_columns()
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.csv"
@@ -61,9 +79,9 @@ PER_QUERY = "per_query.csv.gz"
 
 #: Columns a summary must have to be read (results written before a later column existed lack it), and those
 #: that hold numbers.
-SUMMARY_REQUIRED = ["model", "benchmark", "train_data", "hn_type", "split", "complexity", "n_queries", "r1"]
-SUMMARY_NUMERIC = [c for c in SUMMARY_COLUMNS[SUMMARY_COLUMNS.index("n_queries"):] if c != "tie_policy"]
-PER_QUERY_REQUIRED = ["query_id", "hn_type", "split", "rank", "rank_optimistic"]
+SUMMARY_REQUIRED = ["model", "n_queries", "r1"]
+SUMMARY_NUMERIC = [c for c in METRIC_COLUMNS if c != "tie_policy"]
+PER_QUERY_REQUIRED = ["query_id", "rank", "rank_optimistic"]
 
 
 class ResultsError(CrepeError, ValueError):
@@ -174,25 +192,43 @@ def _read_summary(handle) -> pd.DataFrame:
     return check_table("summary", frame, SUMMARY_REQUIRED, SUMMARY_NUMERIC)
 
 
-def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
-    """All summaries under ``root`` as one DataFrame (empty, with the columns, when none).
+def groups_of(manifest: dict) -> tuple[str, ...]:
+    """What one retrieval result's rows are one of: its manifest's ``groups`` (older results: CREPE's fields)."""
+    return tuple(manifest.get("groups") or LEGACY_GROUPS)
 
-    Adds ``kind``, ``label`` and the model's ``display`` name from each manifest, and ``result_dir``. A summary without a
-    manifest beside it is not a result and is ignored, as are hidden (temporary) folders. A result whose
-    manifest or summary cannot be read is left out with an :class:`UnreadableResultWarning`.
+
+def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
+    """All retrieval summaries under ``root`` as one DataFrame (empty, with CREPE's columns, when none).
+
+    Each benchmark's rows carry its own group columns (CREPE's HN type, split and complexity, SugarCrepe's
+    subset, ...); a column another benchmark lacks reads as missing there. Adds ``kind``, ``label`` and the
+    model's ``display`` name from each manifest, and ``result_dir``. A summary without a manifest beside it is
+    not a result and is ignored, as are hidden (temporary) folders. A result whose manifest or summary cannot
+    be read, or lacks a column, is left out with an :class:`UnreadableResultWarning`.
     """
-    columns = SUMMARY_COLUMNS + ["kind", "label", "display", "result_dir"]
-    frames = []
+    extra = ["kind", "label", "display", "result_dir"]
+    frames, groups = [], list(LEGACY_GROUPS)
     for directory, manifest, df in read_results(root, _read_summary):
+        own = groups_of(manifest)
+        missing = [g for g in own if g not in df.columns]
+        if missing:
+            warn_unreadable(ResultsError(f"{Path(directory) / SUMMARY} lacks the columns {missing} its manifest "
+                                         "groups it by: evaluate again or delete its folder"), "its result is left out")
+            continue
+        groups += [g for g in own if g not in groups]
+        if "benchmark" not in df.columns:         # a benchmark not grouped by it: its registry name
+            df["benchmark"] = manifest.get("benchmark", "")
         df["kind"] = manifest.get("kind", "evaluated")
         df["label"] = manifest.get("label", "")
         df["display"] = manifest.get("model", {}).get("display") or df["model"]
         df["result_dir"] = str(directory)
         frames.append(df)
+    columns = ["model", *groups, *METRIC_COLUMNS, *extra]
     if not frames:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=summary_columns() + extra)
     out = pd.concat(frames, ignore_index=True)
-    out["complexity"] = out["complexity"].astype("Int64")
+    if "complexity" in out:
+        out["complexity"] = out["complexity"].astype("Int64")
     return out.reindex(columns=columns)   # results written before a column existed read as NaN there
 
 

@@ -1,18 +1,14 @@
 """Which (model, benchmark) jobs ``evaluate-paper`` runs, and which folders each job reads.
 
-A model enters a benchmark as its paper's table has it: CREPE's systematicity and productivity as
-the CREPE registry says (:mod:`crepe_utils.benchmarks.crepe.roster`), SugarCrepe for the 17 models of its
-results table (:mod:`crepe_utils.benchmarks.sugarcrepe.roster`; four are CREPE registry models too).
-``--models paper`` (the default) is every evaluable model of the two tables, so ``make evaluate``
-reproduces each published table and nothing besides; ``--models all`` adds SugarCrepe for CREPE's
-other models, which have no published SugarCrepe number to compare with (and two of which, FLAVA and
-ALBEF, were trained on COCO, whose captions are SugarCrepe's positives). Named keys get what their
-paper's table gives them.
+A checkpoint enters a benchmark when that benchmark's paper evaluated it: the benchmark's ``roster``
+(:attr:`crepe_utils.protocol.Benchmark.roster`, keys of :mod:`crepe_utils.models.checkpoints`), so ``make
+evaluate`` reproduces each published table and nothing besides. ``--models paper`` (the default) is every
+checkpoint of every roster, in registry order; ``--models all`` also runs each of them on every other benchmark
+that takes it (a benchmark can refuse a checkpoint it cannot describe: CREPE's systematicity takes only models
+trained on one of its three training sets); named keys get what the rosters give them.
 
-Folders: with no ``--data-dir`` / ``--image-dir`` each benchmark reads its own (``crepe_utils.paths``:
-``$CREPE_DATA/crepe`` and ``$VG_IMAGES`` for CREPE, ``$SUGARCREPE_DATA`` and ``$COCO_IMAGES`` for
-SugarCrepe). A folder given on the command line is one folder, so it is refused when the jobs read
-different datasets.
+Folders: with no ``--data-dir`` / ``--image-dir`` each benchmark reads its own (its datasets' folders). A
+folder given on the command line is one folder, so it is refused when the jobs read different datasets.
 """
 from __future__ import annotations
 
@@ -20,14 +16,10 @@ from dataclasses import dataclass
 
 from .. import benchmarks
 from ..errors import CrepeError, ModelError
-from ..benchmarks.crepe import roster as registry
-from ..benchmarks.sugarcrepe import roster as sugarcrepe_models
+from ..models import checkpoints, resolve
+from ..protocol.benchmark import SelectionError
 
-#: The CREPE protocols a paper model entered (registry.PaperModel.systematicity / .productivity).
-PROTOCOLS = ("systematicity", "productivity")
-#: Every benchmark evaluate-paper runs, in job order per model.
-BENCHMARKS = (*PROTOCOLS, "sugarcrepe")
-#: ``--models`` words for every model of the two tables.
+#: ``--models`` words for every checkpoint of the rosters
 PAPER, ALL = "paper", "all"
 
 
@@ -37,66 +29,67 @@ class FolderError(CrepeError, ValueError):
 
 @dataclass(frozen=True)
 class Job:
-    key: str              #: registry key (CREPE's or SugarCrepe's table)
+    key: str              #: checkpoint key
     benchmark: str
-    display: str = ""     #: the paper's name, for the progress line
+    display: str = ""     #: the checkpoint's name, for the progress line
+
+
+def benchmark_names() -> list[str]:
+    """The benchmarks that have a roster, in registry order (``--benchmarks`` choices)."""
+    return [b.name for b in benchmarks.BENCHMARKS.values() if b.roster]
 
 
 def paper_keys() -> list[str]:
-    """The models of ``--models paper``, in job order: CREPE's evaluable registry rows, then SugarCrepe's others."""
-    crepe = [m.key for m in registry.paper_models(evaluable=True)]
-    return crepe + [k for k in sugarcrepe_models.keys() if k not in crepe]
+    """The checkpoints of ``--models paper``, in job order: each roster's, registry order, each once."""
+    return list(dict.fromkeys(k for b in benchmarks.BENCHMARKS.values() for k in b.roster))
 
 
-def _row(key: str):
-    """(CREPE registry row or None, SugarCrepe row or None); a ModelError naming both tables' keys for neither."""
-    crepe = registry.paper_model(key) if key in registry.model_order() else None
-    sugar = sugarcrepe_models.sugarcrepe_model(key) if key in sugarcrepe_models.keys() else None
-    if crepe is None and sugar is None:
-        raise ModelError(f"unknown paper model {key!r}; CREPE's registry: {', '.join(registry.model_order())}; "
-                         f"SugarCrepe's table: {', '.join(sugarcrepe_models.keys())} (`python -m crepe_utils models`)")
-    return crepe, sugar
+def _takes(bench, key: str) -> bool:
+    """Whether ``bench`` can evaluate checkpoint ``key`` without a selection given for it."""
+    try:
+        bench.for_model(bench.selection(), resolve(key))
+    except (SelectionError, ModelError):
+        return False
+    return True
 
 
 def entered(key: str, every: bool = False) -> list[str]:
-    """The benchmarks ``key`` takes: those its paper's table has it on (``every``: SugarCrepe for any
-    evaluable model)."""
-    crepe, sugar = _row(key)
-    if crepe is not None and not crepe.evaluable:
-        return []
-    return [b for b in BENCHMARKS
-            if (b == "systematicity" and crepe is not None and crepe.systematicity)
-            or (b == "productivity" and crepe is not None and crepe.productivity)
-            or (b == "sugarcrepe" and (sugar is not None or every))]
+    """The benchmarks ``key`` takes: those whose roster has it (``every``: also each other one that takes it)."""
+    if key not in checkpoints.keys():
+        raise ModelError(f"unknown paper model {key!r}; the rosters' checkpoints: {', '.join(paper_keys())} "
+                         "(`python -m crepe_utils models`)")
+    return [name for name in benchmark_names()
+            if key in benchmarks.get(name).roster or (every and _takes(benchmarks.get(name), key))]
 
 
-def plan(models: list[str], chosen=BENCHMARKS) -> tuple[list[Job], list[str]]:
-    """The jobs for ``--models`` and ``--benchmarks`` (a model's jobs together, in :data:`BENCHMARKS` order),
-    and one ``skip <key>: why`` line for each model that gets none."""
+def plan(models: list[str], chosen=None) -> tuple[list[Job], list[str]]:
+    """The jobs for ``--models`` and ``--benchmarks`` (a model's jobs together, in registry order), and one
+    ``skip <key>: why`` line for each model that gets none."""
+    chosen = benchmark_names() if chosen is None else chosen
     every = models == [ALL]
     keys = paper_keys() if models in ([PAPER], [ALL]) else list(dict.fromkeys(models))
     jobs, skipped = [], []
     for key in keys:
-        crepe, sugar = _row(key)
         benches = [b for b in entered(key, every) if b in chosen]
         if not benches:
-            why = crepe.note if crepe is not None and not crepe.evaluable else ""
-            skipped.append(f"skip {key}: {why or 'not evaluated on these benchmarks in its paper'}")
+            skipped.append(f"skip {key}: not evaluated on these benchmarks in its paper")
             continue
-        display = crepe.display if crepe is not None else sugar.display
-        jobs += [Job(key, bench, display) for bench in benches]
+        jobs += [Job(key, bench, checkpoints.checkpoint(key).display) for bench in benches]
     return jobs, skipped
 
 
 def check_folders(jobs: list[Job], data_dir, image_dir) -> None:
     """Refuse one --data-dir / --image-dir for jobs whose benchmarks read different datasets."""
     given = [flag for flag, value in (("--data-dir", data_dir), ("--image-dir", image_dir)) if value]
-    reads = {}
+    reads: dict[tuple, list[str]] = {}
     for job in jobs:
-        reads.setdefault(benchmarks.get(job.benchmark).datasets, []).append(job.benchmark)
+        reads.setdefault(tuple(d.name for d in benchmarks.get(job.benchmark).datasets), []).append(job.benchmark)
     if given and len(reads) > 1:
         groups = "; ".join(f"{', '.join(dict.fromkeys(b))} read {' and '.join(d)}" for d, b in reads.items())
         verb = "names" if len(given) == 1 else "each name"
+        own = "; ".join(f"{', '.join(dict.fromkeys(b))}: " + " and ".join(
+            f"${d.moved_by}" + ("" if d.variable else f"/{d.folder}") for d in benchmarks.get(b[0]).datasets)
+            for b in reads.values())
         raise FolderError(f"{' and '.join(given)} {verb} one folder, but these jobs read different data ({groups}): "
-                          "leave them out (each benchmark then reads its own: $CREPE_DATA/crepe and $VG_IMAGES, "
-                          "$SUGARCREPE_DATA and $COCO_IMAGES) or choose one kind with --benchmarks")
+                          f"leave them out (each benchmark then reads its own: {own}) or choose one kind with "
+                          "--benchmarks")

@@ -34,6 +34,7 @@ from ..evaluate_command import add_run_arguments, print_summary, run_of
 from ..evaluation import evaluate
 from multiprocessing.connection import wait
 from ..models import load_model
+from .. import benchmarks
 from . import planner as paper_jobs
 from .planner import Job
 
@@ -125,7 +126,7 @@ class _Runner:
                 if self.shared is None:
                     self.shared = SharedInputs()
                 summary = evaluate(self.loaded, job.benchmark, shared=self.shared, **self.settings)
-                print_summary(summary, "retrieval")
+                print_summary(summary, benchmarks.get(job.benchmark))
         except Exception as exc:  # noqa: BLE001 - report and continue with the next job
             return Outcome(job, self.device, False, errors=[f"error: {job.key}: {exc}"], pid=os.getpid())
         return Outcome(job, self.device, True, pid=os.getpid())
@@ -250,19 +251,20 @@ def _run_parallel(jobs, devices, settings, out, report, target=_worker) -> list[
 
 def add_arguments_evaluate_paper(parser) -> None:
     parser.add_argument("--models", nargs="+", default=[paper_jobs.PAPER],
-                        help="registry keys of CREPE's or SugarCrepe's table, or 'paper' (default: every evaluable "
-                        "model of the two papers' tables, each on the benchmarks its paper has it on) or 'all' "
-                        "(adds SugarCrepe for CREPE's other models); `python -m crepe_utils models` lists them")
-    parser.add_argument("--benchmarks", nargs="+", default=list(paper_jobs.BENCHMARKS), choices=paper_jobs.BENCHMARKS,
-                        help="which of them to run (default: all three)")
+                        help="checkpoint keys, or 'paper' (default: every checkpoint of the benchmarks' rosters, "
+                        "each on the benchmarks whose paper evaluated it) or 'all' (each also on every other "
+                        "benchmark that takes it); `python -m crepe_utils models` lists them")
+    parser.add_argument("--benchmarks", nargs="+", default=paper_jobs.benchmark_names(),
+                        choices=paper_jobs.benchmark_names(), help="which benchmarks to run (default: every one "
+                        "with a roster)")
     add_run_arguments(parser)
     parser.add_argument("--devices", default=None, help="comma-separated devices, e.g. cuda:0,cuda:1: one worker "
                         "process per device, each taking the next (model, benchmark) job (a comma-separated "
                         "--device does the same)")
-    parser.epilog = ("Folders: without --data-dir and --image-dir each benchmark reads its own: CREPE "
-                     "$CREPE_DATA/crepe and $VG_IMAGES, SugarCrepe $SUGARCREPE_DATA and $COCO_IMAGES (crepe_utils."
-                     "paths). --data-dir / --image-dir name one folder, so they are refused when the jobs read "
-                     "different datasets: choose one kind with --benchmarks to give them.")
+    parser.epilog = ("Folders: without --data-dir and --image-dir each benchmark reads its own datasets' folders "
+                     "(python -m crepe_utils download --help lists them). --data-dir / --image-dir name one folder, "
+                     "so they are refused when the jobs read different datasets: choose one kind with --benchmarks "
+                     "to give them.")
 
 
 def run_evaluate_paper(args) -> int:

@@ -29,6 +29,9 @@ from ..results import store
 from ..benchmarks.sugarcrepe import SUBSETS, load_pairs
 from ..benchmarks.winoground import blind as winoground_blind
 from ..benchmarks.winoground.metadata import load_examples
+from ..benchmarks.crepe.datasets import CREPE_CSVS
+from ..benchmarks.sugarcrepe.datasets import SUGARCREPE_JSONS
+from ..benchmarks.winoground.datasets import WINOGROUND_FILES
 
 #: The scorers notebook 07 runs (the classifiers, ten times slower, are ``blind:classifier`` models).
 FAST_SCORERS = ("negation", "length", "wordfreq", "wordfreq-cased", "bigram", "bigram-cased")
@@ -76,7 +79,7 @@ def _absent(folder: Path | None) -> bool:
 
 def crepe_run(data_dir=None, scorers=FAST_SCORERS, settings=blind.BlindSettings()) -> BlindRun | str:
     """Blind results on CREPE's 27 productivity files, or why there are none."""
-    folder = paths.crepe_dir(data_dir)
+    folder = CREPE_CSVS.existing(data_dir)
     if _absent(folder):
         return f"No CREPE productivity CSVs found: {HOW_TO_GET['crepe']}."
     try:
@@ -92,7 +95,7 @@ def crepe_run(data_dir=None, scorers=FAST_SCORERS, settings=blind.BlindSettings(
 
 def sugarcrepe_run(data_dir=None, scorers=FAST_SCORERS, settings=blind.BlindSettings()) -> BlindRun | str:
     """Blind results on SugarCrepe's seven subsets, or why there are none."""
-    folder = paths.sugarcrepe_dir(data_dir)
+    folder = SUGARCREPE_JSONS.dir(data_dir)
     if _absent(folder):
         return f"No SugarCrepe JSONs found: {HOW_TO_GET['sugarcrepe']}."
     try:
@@ -106,7 +109,7 @@ def sugarcrepe_run(data_dir=None, scorers=FAST_SCORERS, settings=blind.BlindSett
 
 def winoground_table(data_dir=None, scorers=FAST_SCORERS, settings=blind.BlindSettings()) -> pd.DataFrame | str:
     """Per scorer and metric (text, image, group): the score (%) with ties counted, and the tied examples."""
-    folder = paths.winoground_dir(data_dir)
+    folder = WINOGROUND_FILES.dir(data_dir)
     if _absent(folder):
         return f"No Winoground data found: {HOW_TO_GET['winoground']}."
     try:

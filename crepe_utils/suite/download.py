@@ -1,4 +1,5 @@
-"""``python -m crepe_utils download``: options and the Hugging Face token."""
+"""``python -m crepe_utils download``: options and the Hugging Face token; the datasets are the benchmarks'
+(:data:`crepe_utils.benchmarks.DATASETS`)."""
 from __future__ import annotations
 
 import argparse
@@ -7,12 +8,11 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
-from .. import textfile
-from ..download.datasets import DATASETS, MIRROR_ENV, OVERRIDE_ENV, files_for
+from .. import benchmarks, textfile
+from ..download.datasets import MIRROR_ENV, OVERRIDE_ENV
 from ..errors import error_line
 from ..download.downloader import Downloader
 from ..download.extraction import MARKER_NAME
-from .places import default_destination
 from .released import fetch_released_text
 from ..download.verification import RECORD_NAME
 
@@ -34,21 +34,21 @@ def hub_token(environ: Mapping[str, str] | None = None) -> str | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("dataset", choices=DATASETS, nargs="?",
-                        help="crepe: hard-negative CSVs; vg: Visual Genome images (about 15 GB); "
-                             "winoground: gated, needs HF_TOKEN; sugarcrepe: SugarCrepe's 7 JSONs (1.7 MB); "
-                             "coco: COCO val2017, SugarCrepe's images (816 MB)")
+    catalogue = benchmarks.DATASETS
+    parser.add_argument("dataset", choices=catalogue.names, nargs="?",
+                        help="; ".join(f"{d.name}: {d.description}" for d in catalogue.datasets.values()))
     parser.add_argument("--dest", metavar="DIR",
-                        help="destination folder (default: $CREPE_DATA/crepe, $VG_IMAGES or "
-                             "$CREPE_DATA/visual_genome, $WINOGROUND_DATA or $CREPE_DATA/winoground, "
-                             "$SUGARCREPE_DATA or $CREPE_DATA/sugarcrepe, $COCO_IMAGES or $CREPE_DATA/coco)")
+                        help="destination folder (default: " + ", ".join(
+                            f"{d.name}: ${d.variable} or $CREPE_DATA/{d.folder}" if d.variable
+                            else f"{d.name}: $CREPE_DATA/{d.folder}" for d in catalogue.datasets.values()) + ")")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask before downloading")
     parser.add_argument("--remove-archives", action="store_true",
                         help="delete each zip once extracted (its sha256 stays recorded)")
     parser.add_argument("--released-text", action="store_true",
                         help="instead of one dataset: fetch the small released text data that are missing from "
-                             "their default folders (CREPE's hard negatives, SugarCrepe's JSONs); one line per "
-                             "dataset, exit 0 even offline (`make all` runs this first)")
+                             "their default folders (" + ", ".join(d.name for d in catalogue.datasets.values()
+                                                                   if any(f.released_text for f in d.files)) +
+                             "); one line per dataset, exit 0 even offline (`make all` runs this first)")
     parser.epilog = (
         "environment:\n"
         f"  {MIRROR_ENV + '=URL':<30} fetch every file from URL/<file name>\n"
@@ -71,16 +71,17 @@ def _released_text() -> int:
 def run(args: argparse.Namespace) -> int:
     if args.released_text and (args.dataset or args.dest):
         print(error_line("--released-text takes no dataset and no --dest: it fills each dataset's default folder "
-                         "(set CREPE_DATA, SUGARCREPE_DATA to move them)"), file=sys.stderr)
+                         "(set CREPE_DATA, or each dataset's own variable, to move them)"), file=sys.stderr)
         return 2
     if not args.released_text and not args.dataset:
-        print(error_line(f"name a dataset ({', '.join(DATASETS)}) or pass --released-text"), file=sys.stderr)
+        print(error_line(f"name a dataset ({', '.join(benchmarks.DATASETS.names)}) or pass --released-text"),
+              file=sys.stderr)
         return 2
     try:
         if args.released_text:
             return _released_text()
-        entries = files_for(args.dataset)
-        dest = Path(args.dest) if args.dest else default_destination(args.dataset)
+        entries = benchmarks.DATASETS.files_for(args.dataset)
+        dest = Path(args.dest) if args.dest else benchmarks.DATASETS.get(args.dataset).dir()
         confirm = None if args.yes or not sys.stdin.isatty() else _ask
         Downloader(entries, dest, token=hub_token(), remove_archives=args.remove_archives).run(confirm)
     except KeyboardInterrupt:             # not an error: say how to resume (a DownloadError reaches the cli)

@@ -6,6 +6,7 @@ import pandas as pd
 
 from ..benchmarks.crepe import reported
 from ..models import FAMILIES
+from ..models.imagenet import top1 as imagenet_top1
 from ..benchmarks.crepe import roster as registry
 from ..benchmarks.sugarcrepe import roster as sugarcrepe_models
 from ..analysis.reporting import markdown_table
@@ -13,7 +14,7 @@ from ..analysis.reporting import markdown_table
 
 def registry_table():
     """The registry as a DataFrame, with ImageNet accuracy, for listing and the README."""
-    imagenet = imagenet.top1()
+    imagenet = imagenet_top1()
     return pd.DataFrame([{
         "key": m.key, "paper name": m.display, "training data": m.train_label,
         "architecture": m.architecture or "—", "pretrained": m.pretrained or "—",
@@ -27,7 +28,7 @@ def registry_table():
 
 def sugarcrepe_table():
     """SugarCrepe's 17 models, with ImageNet accuracy (open_clip's re-evaluation, the one source with all 17)."""
-    imagenet = imagenet.top1("open_clip_results_table")
+    imagenet = imagenet_top1("open_clip_results_table")
     crepe = set(registry.model_order())
     return pd.DataFrame([{
         "key": m.key, "SugarCrepe name": m.display, "architecture": m.architecture, "pretrained": m.pretrained,

@@ -3,7 +3,7 @@
 ``python -m crepe_utils download --released-text`` goes through the table, dataset by dataset:
 
 * entries marked ``released_text`` (CREPE's two archives, SugarCrepe's JSONs) that are not in the
-  dataset's default folder (:func:`.places.default_destination`) are fetched through the
+  dataset's default folder (:meth:`~crepe_utils.download.datasets.Dataset.dir`) are fetched through the
   :class:`.Downloader` (pinned, checksummed, resumable, atomic), quickly: one attempt per URL;
 * gated entries (Winoground) are never fetched here, whatever the token: a line says how;
 * the rest (Visual Genome: 15 GB) is left to its own target.
@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 
 from ..errors import DownloadError, error_line
 from ..download import plan
-from ..download.datasets import DATASETS, FILES, MIRROR_ENV, RemoteFile, files_for
+from .. import benchmarks
+from ..download.datasets import MIRROR_ENV, RemoteFile
 from ..download.downloader import Downloader
-from .places import DEST_VARIABLES, default_destination
 from ..download.transport import TransferPolicy
 from ..download.verification import Record
 
@@ -158,7 +158,8 @@ def _fetch(job: _Pending, up: _Hosts, policy: TransferPolicy) -> Outcome:
             problem = problem or (f"fetching failed ({error_line(exc).removeprefix('error: ')})", f"Run {how}.")
             up.fail(_endpoint(u) for u in urls)
     if problem:
-        still = _names([e for e in job.missing if not present(e, job.dest)], len(files_for(job.dataset)))
+        of = len(benchmarks.DATASETS.get(job.dataset).files)
+        still = _names([e for e in job.missing if not present(e, job.dest)], of)
         return Outcome(job.dataset, "missing",
                        f"{job.dataset}: {still} missing in {job.dest}; {problem[0]}. {problem[1]}")
     return Outcome(job.dataset, "fetched", f"{job.dataset}: fetched and verified {job.what} into {job.dest}")
@@ -169,15 +170,16 @@ def fetch_released_text(policy: TransferPolicy = QUICK) -> list[Outcome]:
 
     Raises only on a broken table setting (``CREPE_DATASETS_OVERRIDE``); never for the network.
     """
-    table = {e.name: e for e in FILES}
+    catalogue = benchmarks.DATASETS
+    table = {e.name: e for e in catalogue.files()}
     done: dict[str, Outcome] = {}
     pending: list[_Pending] = []
-    for dataset in DATASETS:
-        entries = files_for(dataset)     # overrides and mirror applied; the roles are the table's own
+    for dataset in catalogue.names:
+        entries = catalogue.files_for(dataset)     # overrides and mirror applied; the roles are the table's own
         wanted = [e for e in entries if table[e.name].released_text or table[e.name].hub]
         if not wanted:
             continue
-        dest = default_destination(dataset)
+        dest = catalogue.get(dataset).dir()
         missing = [e for e in wanted if not present(e, dest)]
         what, how = _names(missing, len(entries)), f"`make data-{dataset}`"
         by_hand = plan.foreign(entries, dest)
@@ -191,15 +193,15 @@ def fetch_released_text(policy: TransferPolicy = QUICK) -> list[Outcome]:
             done[dataset] = Outcome(dataset, "missing", (
                 f"{dataset}: {what} missing in {dest}, a folder arranged by hand (it holds {', '.join(by_hand[:3])}"
                 f"{', ...' if len(by_hand) > 3 else ''}), to which `make all` adds nothing. Run {how} "
-                f"or set {DEST_VARIABLES[dataset]} to a new folder."))
+                f"or set {catalogue.get(dataset).moved_by} to a new folder."))
         elif not _writable(dest):
             done[dataset] = Outcome(dataset, "missing", (
                 f"{dataset}: {what} missing in {dest}, which is not writable. Run {how} after setting "
-                f"{DEST_VARIABLES[dataset]} to a writable folder."))
+                f"{catalogue.get(dataset).moved_by} to a writable folder."))
         else:
             pending.append(_Pending(dataset, dest, missing, what))
     endpoints = {_endpoint(u) for job in pending for e in job.to_download() for u in e.urls()}
     up = _Hosts(reachable(endpoints) if endpoints else set(), set())
     for job in pending:
         done[job.dataset] = _fetch(job, up, policy)
-    return [done[d] for d in DATASETS if d in done]
+    return [done[d] for d in catalogue.names if d in done]

@@ -1,9 +1,117 @@
-"""CREPE itself: its CSVs read into retrieval queries, its images found, its data validated, and the
-paper's models evaluated on it (the benchmarks' declarations: :mod:`crepe_utils.benchmarks.crepe.benchmark`).
+"""CREPE (Ma et al., CVPR 2023): its two protocols, systematicity (§3.2, §4.1) and productivity (§3.3, §4.2).
 
+Queries come from the released hard-negative CSVs (:mod:`.queries`) and their regions from Visual Genome's
+images (:mod:`crepe_utils.imagesets.visual_genome`); both are scored as image-to-text retrieval among the
+query's own candidates (:mod:`crepe_utils.protocol.retrieval`).
+
+``datasets``    the released CSVs, pinned (``make data-crepe``)
 ``queries``     CREPE CSVs → retrieval queries (every odd row counted, none silently lost)
-``images``      Visual Genome images by id
 ``validation``  the data validation report (``python -m crepe_utils validate``)
-``scheduling``  many (model, benchmark) jobs, here or spread over several devices
-                (``python -m crepe_utils evaluate-paper``)
+``roster``      the paper's checkpoints, under its names
+``reported``    the paper's published numbers and the released files' pinned counts
+``analysis``    published beside evaluated, granularity, R² inputs (notebooks 02–04)
+``claims``      the paper's claims, checked; ``topics`` groups them as the notebooks and ``make check`` list them
 """
+from __future__ import annotations
+
+import functools
+from collections import Counter
+
+from ...digests import sha256_file
+from ...errors import DataError
+from ...imagesets.visual_genome import VISUAL_GENOME, ImageIndex
+from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources, limited
+from ...protocol.retrieval import RETRIEVAL
+from . import queries as Q, roster
+from .datasets import CREPE_CSVS
+
+CITATION = "Ma et al., CREPE: Can Vision-Language Foundation Models Reason Compositionally? CVPR 2023"
+LICENCE = "CREPE: MIT (RAIVNLab/CREPE); Visual Genome images: CC BY 4.0"
+
+
+def _data_dir(sources: Sources):
+    data_dir = CREPE_CSVS.existing(sources.data_dir)
+    if data_dir is None:
+        raise DataError("no CREPE data folder: run `make data-crepe` or pass data_dir / --data-dir")
+    return data_dir
+
+
+def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings) -> Loaded:
+    """The queries with their image index and the manifest's account of the files read."""
+    image_dir = VISUAL_GENOME.dir(sources.image_dir)
+    files = {}
+    for name in sorted(qs.files):
+        base = name.split("[", 1)[0]
+        try:
+            files[base] = sha256_file(Q.find_file(data_dir, base))
+        except DataError:
+            continue  # the all-negatives sets are built, not read
+    data = {"data_dir": str(data_dir), "image_dir": str(image_dir), "files_sha256": files,
+            "rows_read": qs.files, "issues": dict(Counter(i.kind for i in qs.issues))}
+    kept = limited(qs.queries, settings.limit, GROUPS)
+    return Loaded(kept, qs.issues, qs.files, functools.cache(lambda: ImageIndex(image_dir)), data)
+
+
+def load_productivity(sources: Sources, selection: Selection, settings) -> Loaded:
+    """Productivity queries; with every HN type, also the all-negatives sets of app. B.3."""
+    data_dir = _data_dir(sources)
+    types = [t for t in (selection.hn_types or Q.PROD_HN_TYPES) if t != "all"]
+    qs = Q.load_productivity(data_dir, types, selection.complexities or Q.COMPLEXITIES,
+                             on_bad_row=settings.on_bad_row)
+    want_all = selection.all_negatives and (selection.hn_types is None or "all" in selection.hn_types)
+    if want_all and set(types) == set(Q.PROD_HN_TYPES):
+        combined = Q.all_negatives_sets(qs)
+        qs.queries.extend(combined.queries)
+        qs.issues.extend(i for i in combined.issues if i.kind != "not in all HN types")
+        qs.files["all-negatives sets"] = len(combined)
+    return _loaded(qs, sources, data_dir, settings)
+
+
+def load_systematicity(sources: Sources, selection: Selection, settings) -> Loaded:
+    """Systematicity queries of one training set's split (SC and UC)."""
+    data_dir = _data_dir(sources)
+    qs = Q.load_systematicity(data_dir, selection.train_data, selection.hn_types or Q.SYST_HN_TYPES,
+                              on_bad_row=settings.on_bad_row, empty_negatives=settings.empty_negatives)
+    return _loaded(qs, sources, data_dir, settings)
+
+
+def systematicity_for_model(selection: Selection, spec) -> Selection:
+    """The split is the model's training set: a registry model's own, unless one is given."""
+    if selection.get("train_data"):
+        return selection
+    if spec.key not in roster.SYSTEMATICITY_MODELS:
+        raise SelectionError(f"{spec.key}: say which systematicity split to use (train_data=cc12m, yfcc or laion; "
+                             "--train-data); it must be the model's training set for SC/UC to mean anything")
+    return selection.replace(train_data=roster.train_data(spec.key))
+
+
+#: what a CREPE results row is one of: the protocol, the systematicity split's training set, the HN type,
+#: SC/UC and the complexity n (the columns of every CREPE result since the first release)
+GROUPS = ("benchmark", "train_data", "hn_type", "split", "complexity")
+HN_TYPES_HELP = "hard-negative types"
+
+SYSTEMATICITY = Benchmark(
+    name="crepe-systematicity", aliases=("systematicity",), title="CREPE systematicity (seen vs unseen compounds)",
+    citation=f"{CITATION}, §3.2, §4.1, Table 2", licence=LICENCE, datasets=(CREPE_CSVS, VISUAL_GENOME), rule=RETRIEVAL,
+    chance="1 / candidates per query: HN-Atom 1/5, HN-Comp 1/7, combined 1/11 (app. A.5)", groups=GROUPS,
+    options=(Option("hn_types", HN_TYPES_HELP, Q.SYST_HN_TYPES, many=True),
+             Option("train_data", "the split of the model's training set", Q.SYST_TRAIN_DATA)),
+    load=load_systematicity, folder=lambda s: f"systematicity-{s.train_data}", for_model=systematicity_for_model,
+    roster=roster.SYSTEMATICITY_MODELS, honours=frozenset({"limit", "on_bad_row", "empty_negatives"}),
+    notebooks=("02_systematicity",))
+
+PRODUCTIVITY = Benchmark(
+    name="crepe-productivity", aliases=("productivity",), title="CREPE productivity (complexity n = 4 to 12)",
+    citation=f"{CITATION}, §3.3, §4.2, Fig. 5, app. B", licence=LICENCE, datasets=(CREPE_CSVS, VISUAL_GENOME),
+    rule=RETRIEVAL, chance="1 / candidates per query: 1/6 per HN type, 1/16 for the all-negatives sets", groups=GROUPS,
+    options=(Option("hn_types", f"{HN_TYPES_HELP} (all: the all-negatives sets of app. B.3)",
+                    (*Q.PROD_HN_TYPES, "all"), many=True),
+             Option("complexities", "complexity n", Q.COMPLEXITIES, type=int, many=True),
+             Option("all_negatives", "the 16-candidate all-negatives sets of app. B.3", type=bool, default=True)),
+    load=load_productivity, folder=lambda s: "productivity", roster=roster.PRODUCTIVITY_MODELS,
+    honours=frozenset({"limit", "on_bad_row"}), notebooks=("01_benchmark_totals", "03_productivity",
+                                                           "04_imagenet_correlation"))
+
+BENCHMARKS = (SYSTEMATICITY, PRODUCTIVITY)
+#: commands of its own (crepe_utils.cli)
+COMMANDS = {"validate": (f"{__name__}.validation", "validate a CREPE data folder (and its images)")}

@@ -28,6 +28,7 @@ from . import validation
 from ...results import store
 from . import claims as crepe_claims
 from ...claims.base import FAIL, Check
+from .datasets import CREPE_CSVS
 
 Sections = dict[str, list[Check]]
 
@@ -43,7 +44,7 @@ def _crepe_results(results) -> pd.DataFrame:
 
 def data_report(data_dir=None, token_lengths: bool = False):
     """The validation report of the CREPE data folder (``$CREPE_DATA/crepe`` by default); None without one."""
-    crepe = paths.crepe_dir(data_dir)
+    crepe = CREPE_CSVS.existing(data_dir)
     return validation.validate(crepe, token_lengths=token_lengths) if crepe is not None else None
 
 
@@ -91,7 +92,7 @@ def totals_sections(data_dir=None, report=None) -> Sections:
 
     ``report``: the folder's validation report when already computed (None: validated here).
     """
-    crepe = paths.crepe_dir(data_dir)
+    crepe = CREPE_CSVS.existing(data_dir)
     if report is None:
         report = data_report(data_dir)
     prod_queries = _present_productivity_queries(crepe, report)

@@ -8,7 +8,6 @@ counted and shown, because it changes how results must be read, not whether they
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections import Counter
@@ -20,8 +19,10 @@ import pandas as pd
 
 from ... import paths
 from ...engine.images import box_outside, box_wholly_outside, open_rgb
+from ...digests import sha256_file
 from . import queries as D
 from ...imagesets.visual_genome import ImageIndex
+from .datasets import CREPE_CSVS
 
 CONTEXT_LENGTH = 77
 
@@ -231,20 +232,12 @@ def productivity_stats(queries) -> dict:
 def productivity_file_stats(qs: D.QuerySet, name: str, path: Path) -> dict:
     """One productivity CSV's sha256 and counts, in the columns of the pinned released counts."""
     return {
-        "sha256": _sha256(path), "rows": qs.files.get(name, 0), "queries": len(qs),
+        "sha256": sha256_file(path), "rows": qs.files.get(name, 0), "queries": len(qs),
         "hard_negatives": sum(len(q.negatives) for q in qs),
         "ground_truths": len({(q.image_id, q.positive) for q in qs}),
         "set_literal_rows": sum(q.set_literal for q in qs),
         "positive_among_negatives": sum(q.positive_in_negatives for q in qs),
     }
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def query_counts(queries) -> dict[tuple[str, int], int]:
@@ -348,14 +341,13 @@ def add_arguments(parser) -> None:
                         help="folder holding CREPE's CSVs (default: $CREPE_DATA/crepe, i.e. ./data/crepe)")
     parser.add_argument("--image-dir", default=None, help="Visual Genome images (checked when given)")
     parser.add_argument("--no-tokens", action="store_true", help="skip the CLIP token-length and tie scan")
-    parser.set_defaults(_paths=paths)
 
 
 def run(args) -> int:
     # No folder to validate is a user error (one line on stderr); what is wrong inside one, the report.
-    data_dir = args._paths.crepe_dir(args.data_dir)
+    data_dir = CREPE_CSVS.existing(args.data_dir)
     if data_dir is None:
-        raise D.DataError(f"no CREPE data found at {args._paths.data_root() / 'crepe'}: "
+        raise D.DataError(f"no CREPE data found at {CREPE_CSVS.dir()}: "
                           "run `make data` or pass --data-dir")
     if not Path(data_dir).is_dir():
         raise D.DataError(f"data folder {data_dir} does not exist (run `make data` or pass --data-dir)")

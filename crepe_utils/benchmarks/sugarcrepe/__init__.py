@@ -1,13 +1,49 @@
-"""SugarCrepe (Hsieh et al., NeurIPS 2023 Datasets and Benchmarks) beside CREPE: its seven subsets of
-image–caption–negative pairs and their COCO val2017 images.
+"""SugarCrepe (Hsieh et al., NeurIPS 2023 D&B): a COCO val2017 image, its caption and one hard negative.
 
-Its published numbers are checked in :mod:`crepe_utils.benchmarks.sugarcrepe.claims`.
+Scored as the official ``main_eval.py`` scores it: image-to-text, the positive against its one negative,
+a tie counted as wrong (the retrieval rule's pessimistic rank; :mod:`crepe_utils.protocol.retrieval`), with
+the companion's tie counts and intervals beside it. Each of the seven subsets is one results row.
 
-``data``    the seven released JSONs → :class:`Pair` s (the evaluation engine's queries: two
-            candidates, the positive first, the whole image)
-``images``  COCO val2017 images by file name, for the engine
+``datasets``  the seven JSONs, pinned (``make data-sugarcrepe``); the images are COCO val2017's
+              (:mod:`crepe_utils.imagesets.coco`)
+``data``      the JSONs → :class:`~.data.Pair` s (the engine's queries: two candidates, the positive first)
+``roster``    the 17 checkpoints of its results table, under its names
+``reported``  the results table, its ImageNet correlations, the JSONs' pinned counts
+``analysis``, ``figures``  notebook 08's tables and figures; ``claims``: its claims, checked
 """
-from .data import SUBSETS, ItemIssue, Pair, PairSet, load_pairs
-from ...imagesets.coco import CocoImages
+from __future__ import annotations
 
-__all__ = ["SUBSETS", "CocoImages", "ItemIssue", "Pair", "PairSet", "load_pairs"]
+import functools
+
+from ...digests import sha256_file
+from ...imagesets.coco import COCO, CocoImages
+from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, Sources, limited
+from ...protocol.retrieval import RETRIEVAL
+from . import roster
+from .data import SUBSETS, load_pairs
+from .datasets import SUGARCREPE_JSONS
+
+GROUPS = ("subset",)
+
+
+def load(sources: Sources, selection: Selection, settings) -> Loaded:
+    pairs = load_pairs(sources.data_dir, selection.subsets or SUBSETS)
+    root = SUGARCREPE_JSONS.dir(sources.data_dir)
+    data = {"data_dir": str(root), "image_dir": str(COCO.dir(sources.image_dir)),
+            "files_sha256": {name: sha256_file(root / name) for name in sorted(pairs.files)},
+            "rows_read": dict(pairs.files), "issues": dict(pairs.issue_counts())}
+    return Loaded(limited(pairs.pairs, settings.limit, GROUPS), [], dict(pairs.files),
+                  functools.cache(lambda: CocoImages(sources.image_dir)), data)
+
+
+SUGARCREPE = Benchmark(
+    name="sugarcrepe", title="SugarCrepe (COCO images, one fluent hard negative per caption)",
+    citation="Hsieh et al., SugarCrepe: Fixing Hackable Benchmarks for Vision-Language Compositionality, "
+             "NeurIPS 2023 Datasets and Benchmarks, §3, Table 2",
+    licence="SugarCrepe: MIT (RAIVNLab/sugar-crepe); COCO images: their Flickr licences (CC BY and others)",
+    datasets=(SUGARCREPE_JSONS, COCO), rule=RETRIEVAL, chance="1/2: one positive, one negative", groups=GROUPS,
+    options=(Option("subsets", "SugarCrepe's subsets", SUBSETS, many=True),),
+    load=load, folder=lambda s: "sugarcrepe", roster=tuple(roster.keys()), honours=frozenset({"limit"}),
+    notebooks=("08_sugarcrepe",))
+
+BENCHMARKS = (SUGARCREPE,)

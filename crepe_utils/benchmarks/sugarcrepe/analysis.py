@@ -16,10 +16,11 @@ import pandas as pd
 
 from ... import paths
 from . import reported
-from ...models import imagenet
+from ...models.imagenet import top1 as imagenet_top1
 from ...errors import DataError, error_line
 from ...results import store
 from . import SUBSETS, load_pairs
+from .datasets import SUGARCREPE_JSONS
 
 #: The results table's column order: REPLACE, SWAP, ADD.
 SUBSET_ORDER = ("replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att", "add_obj", "add_att")
@@ -56,7 +57,7 @@ def correlation_inputs(published: pd.DataFrame | None = None,
                        imagenet: pd.Series | None = None) -> pd.DataFrame:
     """The CLIP rows of the results table (those with an ``imagenet_model``) with their ImageNet top-1."""
     published = published if published is not None else reported.results()
-    imagenet = imagenet if imagenet is not None else imagenet.top1(IMAGENET_SOURCE)
+    imagenet = imagenet if imagenet is not None else imagenet_top1(IMAGENET_SOURCE)
     clip = published[published["imagenet_model"].astype(str).str.len() > 0].copy()
     clip["imagenet_top1"] = clip["imagenet_model"].map(imagenet)
     return clip
@@ -88,7 +89,7 @@ def correlation_table(inputs: pd.DataFrame | None = None, published_r: pd.DataFr
 def released_subsets(data_dir=None) -> tuple[pd.DataFrame | None, str]:
     """(pairs per subset with its first pair as an example, a sentence saying where they come from);
     (None, a sentence saying what is missing and how to get it) without the seven JSONs."""
-    root = paths.sugarcrepe_dir(data_dir)
+    root = SUGARCREPE_JSONS.dir(data_dir)
     present = [s for s in SUBSETS if (root / f"{s}.json").is_file()]
     how = "`make data-sugarcrepe` (or `make data-text`) fetches them, 1.7 MB"
     if len(present) < len(SUBSETS):

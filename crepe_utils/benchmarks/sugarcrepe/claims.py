@@ -20,6 +20,7 @@ from .analysis import correlation_inputs
 from ...errors import DataError, error_line
 from . import SUBSETS, load_pairs
 from ...claims.base import FAIL, NEEDS, PAPER, PASS, Check
+from .datasets import SUGARCREPE_JSONS
 
 GROUP = "sugarcrepe"
 #: pinned count of a subset before a later release changed it: quantity prefix in released_counts.csv
@@ -121,7 +122,7 @@ SIZES_CLAIM = "Our pair counts of SugarCrepe's seven JSONs equal the pinned coun
 
 def _subset_counts(data_dir) -> tuple[dict[str, int] | None, Check | None]:
     """Pairs per subset read from the folder, or (None, the row saying why there are none)."""
-    root = paths.sugarcrepe_dir(data_dir)
+    root = SUGARCREPE_JSONS.dir(data_dir)
     present = [s for s in SUBSETS if (root / f"{s}.json").is_file()]
     if len(present) < len(SUBSETS):
         why = "no SugarCrepe data" if not present else f"{len(present)} of {len(SUBSETS)} JSONs present"

@@ -29,20 +29,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ... import paths
 from ...errors import DataError
+from ...imagesets.coco import COCO_FILE_NAME
 from ...textfile import read_text
+from .datasets import SUGARCREPE_JSONS
 
 #: the released subsets, in the order the loader returns them (file ``<subset>.json`` each)
 SUBSETS = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj")
 FIELDS = ("filename", "caption", "negative_caption")
 #: COCO 2017 image file names: the image id zero-padded to 12 digits, then ``.jpg``
-COCO_FILE_NAME = re.compile(r"\d{12}\.jpg")
 MAX_LISTED = 10
 _HOW_TO_GET = "Run `make data-sugarcrepe` (or `python -m crepe_utils download sugarcrepe --dest DIR`)"
 
@@ -192,7 +191,7 @@ def load_pairs(data_dir: str | os.PathLike | None = None, subsets=SUBSETS) -> Pa
     :class:`DataError` listing them; nothing is returned then.
     """
     chosen = _chosen(subsets)
-    root = paths.sugarcrepe_dir(data_dir)
+    root = SUGARCREPE_JSONS.dir(data_dir)
     absent = [f"{s}.json" for s in chosen if not (root / f"{s}.json").is_file()]
     if absent:
         where = "does not exist" if not root.is_dir() else f"lacks {', '.join(absent)}"

@@ -1,27 +1,44 @@
-"""Winoground (Thrush et al., CVPR 2022) beside CREPE: data, scores, statistics, results.
+"""Winoground (Thrush et al., CVPR 2022): 400 examples of two images and two captions with the same words.
 
-It is evaluated through the one evaluation path (:mod:`crepe_utils.evaluation`, benchmark
-:mod:`crepe_utils.benchmarks.winoground.benchmark`, scoring rule :mod:`crepe_utils.benchmarks.winoground.rule`); its
-claims are checked in :mod:`crepe_utils.benchmarks.winoground.claims`.
+It is evaluated through the one evaluation path (:mod:`crepe_utils.evaluation`): each image is one engine
+query against its example's two captions (:mod:`.queries`), and its own scoring rule (:mod:`.rule`) turns the
+four similarities of an example into the text, image and group scores (eq. 1–3).
 
-Modules, one concern each:
-
-``data``        the dataset in any published layout (folder, zip, parquet), images decoded by
-                content
+``datasets``    its files on the Hugging Face hub, gated (``HF_TOKEN=... make data-winoground``)
+``data``        the dataset in any published layout (folder, zip, parquet), images decoded by content
 ``metadata``    the text-only metadata (examples_text.tsv) joined with the why-hard labels
-``scoring``     text / image / group flags with strict inequalities, tie flags, the first-index
-                rule of argmax peers, chance levels
-``statistics``  scores per subset (tags, secondary tags comma-split and exact, why-hard classes),
-                the paper's 4-group Student-t intervals and bootstrap intervals
-``results``     results read back
-``blind``       what a text-only scorer gets (always zero, ties counted)
+``queries``     the examples as engine queries, images identified by their bytes' digest
+``scoring``     the paper's definitions: text / image / group flags with strict inequalities, tie flags, the
+                first-index rule of argmax peers, chance levels
+``statistics``  scores per subset (tags, secondary tags comma-split and exact, why-hard classes), the paper's
+                4-group Student-t intervals and bootstrap intervals
+``rule``        the scoring rule: the engine's scores → the per-example table and the summary
+``results``     results read back; ``blind``: what a text-only scorer gets (always zero, ties counted)
+``roster``, ``reported``, ``claims``  Table 3's checkpoints, its published numbers, its claims checked
 
 Importing this package does not import torch or open_clip.
 """
-from .data import WinogroundData, load_dataset
-from .metadata import load_examples, load_text_metadata
-from .results import load_manifest, load_per_example, load_results
-from .statistics import summary_table
+from __future__ import annotations
 
-__all__ = ["WinogroundData", "load_dataset", "load_examples", "load_text_metadata", "summary_table",
-           "load_results", "load_per_example", "load_manifest"]
+from ...protocol.benchmark import Benchmark, Option
+from .datasets import WINOGROUND_FILES
+from .queries import load
+from .rule import WINOGROUND_RULE
+
+WINOGROUND = Benchmark(
+    name="winoground", title="Winoground (two images, two captions, the same words)",
+    citation="Thrush et al., Winoground: Probing Vision and Language Models for Visio-Linguistic "
+             "Compositionality, CVPR 2022, §3, eq. 1-3, Table 3",
+    licence="Winoground: its own terms (gated on the Hugging Face hub; accept them there)",
+    datasets=(WINOGROUND_FILES,), rule=WINOGROUND_RULE,
+    chance="enumerated over the 24 orders of four distinct scores: text 25, image 25, group 16.67",
+    groups=(),                                   # its rule writes its own rows: subset × metric
+    options=(Option("layout", "which copy when the folder holds several (default: detect)",
+                    ("folder", "zip", "parquet")),
+             Option("why_hard", "why_hard_tags.tsv for the why-hard breakdown: a path, 'none', or 'auto' (next "
+                                "to the data when present)", default="auto"),
+             Option("grouping", "how the 4 groups of the appendix-A interval are formed (id order)",
+                    ("contiguous", "interleaved"), default="contiguous")),
+    load=load, folder=lambda s: "winoground", notebooks=("05_winoground",))
+
+BENCHMARKS = (WINOGROUND,)

@@ -26,12 +26,13 @@ from collections import Counter
 
 import pandas as pd
 
-from . import reported
 from ...claims.base import FAIL, NEEDS, PAPER, PASS, Check
+from . import reported
+from .datasets import WINOGROUND_FILES
+from .metadata import load_examples
+from .results import load_results
 from .scoring import METRICS, chance_levels
 from .statistics import split_tags
-from ... import paths
-from .. import winoground
 
 GROUP = "winoground"
 TAG_CLAIMS = {"Object": "wg_tag_object", "Relation": "wg_tag_relation", "Both": "wg_tag_both"}
@@ -316,13 +317,13 @@ def data_checks(examples: pd.DataFrame, pinned: dict | None = None) -> list[Chec
 def winoground_sections(results=None, data_dir=None) -> dict[str, list[Check]]:
     """``data``: the checks of the text metadata (the local dataset, ``$WINOGROUND_DATA`` by default),
     or one "needs data" row without it; ``table3``: evaluated CLIP ViT-B/32 against Table 3."""
-    examples, _ = winoground.load_examples(paths.winoground_dir(data_dir))
+    examples, _ = load_examples(WINOGROUND_FILES.dir(data_dir))
     if examples is None:
         data = [Check("Winoground metadata checks", "—", "—", NEEDS, "no Winoground data (make data-winoground)",
                       "winoground")]
     else:
         data = data_checks(examples)
-    scores = results if isinstance(results, pd.DataFrame) else winoground.load_results(results)
+    scores = results if isinstance(results, pd.DataFrame) else load_results(results)
     return {"data": data, "table3": check_table3(scores)}
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from .scoring import METRICS, SCORE_COLUMNS, flags, ties
 from .statistics import SUMMARY_COLUMNS, summary_table
+from ...protocol.benchmark import ScoringRule
 from ...protocol.tables import Tables
 
 SCORE_DTYPE = np.float64
@@ -56,3 +57,16 @@ def evaluate(result, loaded, settings, model: str) -> Tables:
                 "n_examples_skipped": int(len(loaded.context.data) - len(examples)),
                 "tie_rule": "strict inequalities (paper eq. 1-3; a tie fails); first-index rule in *_first_index"}
     return Tables(summary, SUMMARY_COLUMNS, [per_example], PER_EXAMPLE_COLUMNS, None, "%.17g", headline)
+
+
+BRIEF = ["metric", "n_examples", "score", "t_ci_low", "t_ci_high", "score_first_index", "n_ties", "chance"]
+
+
+def brief(summary: pd.DataFrame, groups=()) -> pd.DataFrame:
+    """The scores over all examples, one row per metric."""
+    return summary.loc[summary["breakdown"] == "all", [c for c in BRIEF if c in summary]]
+
+
+WINOGROUND_RULE = ScoringRule(
+    "winoground", evaluate, SCORE_DTYPE, honours=frozenset({"n_boot"}), brief=brief,
+    description="text, image and group scores with strict inequalities (eq. 1-3); ties fail, and are counted")

@@ -1,4 +1,4 @@
-"""Winoground (Thrush et al., CVPR 2022): 400 examples of two images and two captions.
+"""Winoground's examples as engine queries: each image against its example's two captions.
 
 Each image becomes one engine query whose candidates are its example's two captions, its own first, so
 the engine computes the four similarities of an example; the scoring rule (:mod:`crepe_utils.benchmarks.winoground.rule`)
@@ -11,11 +11,11 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ... import paths
-from ...models import sha256_file
+from ...digests import sha256_file
 from .data import WinogroundData, load_dataset
 from .metadata import WHY_HARD, examples_frame, join_why_hard, load_why_hard
-from ...protocol.benchmark import Benchmark, Loaded, Selection, Sources, resolved
+from ...protocol.benchmark import Loaded, Selection, Sources
+from .datasets import WINOGROUND_FILES
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def _why_hard_file(choice: str | None, data: WinogroundData, data_dir: Path) -> 
 
 
 def load(sources: Sources, selection: Selection, settings) -> Loaded:
-    data_dir = resolved(sources.data_dir, paths.winoground_dir)
+    data_dir = WINOGROUND_FILES.dir(sources.data_dir)
     data = load_dataset(data_dir, selection.layout)
     images = WinogroundImages(data)
     why_path = _why_hard_file(selection.why_hard, data, data_dir)
@@ -101,13 +101,3 @@ def load(sources: Sources, selection: Selection, settings) -> Loaded:
         "why_hard": None if why_path is None else {"path": str(why_path), "sha256": sha256_file(why_path)}}
     return Loaded(queries, files={"examples": len(data)}, images=lambda: images, data=described,
                   context=Context(data, labels, selection.grouping))
-
-
-WINOGROUND = Benchmark(
-    name="winoground", title="Winoground (two images, two captions, the same words)",
-    citation="Thrush et al., Winoground: Probing Vision and Language Models for Visio-Linguistic "
-             "Compositionality, CVPR 2022, §3, eq. 1-3, Table 3",
-    licence="Winoground: its own terms (gated on the Hugging Face hub; accept them there)",
-    datasets=("winoground",), scoring="winoground",
-    chance="enumerated over the 24 orders of four distinct scores: text 25, image 25, group 16.67",
-    selects=frozenset({"layout", "why_hard", "grouping"}), load=load, folder=lambda s: "winoground")
