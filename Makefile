@@ -20,14 +20,11 @@ VENV       ?= .venv
 VPY        := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.crepe-installed
 
-# Where things live: every default is here, once, and agrees with crepe_utils/paths.py (the same
-# environment variables; all overridable: `make evaluate CREPE_DATA=/big/disk`).
+# Where things live. CREPE_DATA is the data root; every dataset is a folder under it unless its own variable
+# (VG_IMAGES, COCO_IMAGES, ...: `python -m crepe_utils download --help` lists them) moves it, read from the
+# environment by the package, which declares each dataset once (crepe_utils/paths.py; all overridable:
+# `make evaluate CREPE_DATA=/big/disk VG_IMAGES=/images/vg`).
 CREPE_DATA      ?= data
-CREPE_CSVS      := $(CREPE_DATA)/crepe
-VG_IMAGES       ?= $(CREPE_DATA)/visual_genome
-WINOGROUND_DATA ?= $(CREPE_DATA)/winoground
-SUGARCREPE_DATA ?= $(CREPE_DATA)/sugarcrepe
-COCO_IMAGES     ?= $(CREPE_DATA)/coco
 CREPE_CACHE     ?= cache
 RESULTS         ?= results/evaluated
 TOY_DIR         ?= results/toy
@@ -40,33 +37,31 @@ MODELS       ?= paper
 DEVICE       ?= auto
 PRECISION    ?= fp32
 
-export CREPE_DATA VG_IMAGES WINOGROUND_DATA SUGARCREPE_DATA COCO_IMAGES CREPE_CACHE
+export CREPE_DATA CREPE_CACHE
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
 PKG_SOURCES := $(shell find crepe_utils -name '*.py' -o -name '*.csv' -o -name '*.json' 2>/dev/null)
-NOTEBOOKS   := 01_benchmark_totals 02_systematicity 03_productivity 04_imagenet_correlation 05_winoground \
-               07_blind_baselines 08_sugarcrepe
+# Every notebook in notebooks/ but the toy world's own (its target is `toy`), in file-name order.
+NOTEBOOKS   := $(filter-out 06_toy_world,$(basename $(notdir $(wildcard notebooks/*.ipynb))))
 TOY_NOTEBOOKS := 02_systematicity 03_productivity
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
-.PHONY: all test check check-claims-page check-claims-page-current data data-text data-crepe data-vg data-winoground \
-        data-sugarcrepe data-coco \
-        evaluate toy \
+.PHONY: all test check check-claims-page check-claims-page-current data data-text evaluate toy \
         toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
 
 all: data-text notebooks toy check ## the released text data, published numbers, the toy world, checks
 
 help: ## list the targets
-	@grep -E '^[$$()A-Za-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/^$$(NOTEBOOKS)/<notebook>/' \
+	@grep -E '^[$$()A-Za-z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/^$$(NOTEBOOKS)/<notebook>/' \
 	    | expand -t 20
+	@test -x $(VPY) && $(VPY) -m crepe_utils download --list-targets | expand -t 20 || true
 
 # What each executed notebook depends on: the package files its imports reach (computed from the
 # import graph by `python -m crepe_utils.notebooks deps`), plus the data and results it reads (below).
 # Targets that run no notebook skip this (and so need no environment).
-NO_DEPS_GOALS := help venv clean clean-venv test models data data-text data-crepe data-vg data-winoground \
-                 data-sugarcrepe data-coco
+NO_DEPS_GOALS := help venv clean clean-venv test models data data-text data-%
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_DEPS_GOALS),$(MAKECMDGOALS)),all),)
 -include $(BUILD)/deps.mk
 endif
@@ -104,23 +99,19 @@ notebooks: $(NOTEBOOKS) ## run the paper notebooks (published numbers, plus eval
 
 $(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 01_... to 05_..., 07_..., 08_...
 
-# Read by the notebooks besides the package: evaluated results (every notebook shows them when present),
-# CREPE's CSVs (01 validates them), Winoground's files (05), all three benchmarks' texts (07), SugarCrepe's JSONs (08).
+# Read by the notebooks besides the package: evaluated results (every notebook shows them when present) and the
+# data files of the benchmarks each is about (NB_DATA_<notebook>, in build/deps.mk, from the registry).
 EVAL_SUMMARIES = $(shell find $(RESULTS) -name '*summary.csv' 2>/dev/null)
-CREPE_FILES    = $(shell find $(CREPE_CSVS) -name '*.csv' 2>/dev/null)
-NB_DATA_01_benchmark_totals = $(CREPE_FILES)
-NB_DATA_05_winoground       = $(wildcard $(WINOGROUND_DATA)/*)
-# 02 and 03 show the toy world's evaluated figures where no evaluated results exist, so the toy runs come first.
-NB_DATA_02_systematicity    = $(BUILD)/toy/02_systematicity.ipynb
-NB_DATA_03_productivity     = $(BUILD)/toy/03_productivity.ipynb
-NB_DATA_08_sugarcrepe       = $(wildcard $(SUGARCREPE_DATA)/*.json)
-NB_DATA_07_blind_baselines  = $(CREPE_FILES) $(wildcard $(SUGARCREPE_DATA)/*.json) $(wildcard $(WINOGROUND_DATA)/*) \
-                              $(TOY_DIR)/.done
+# 02 and 03 show the toy world's evaluated figures where no evaluated results exist, so the toy runs come first;
 # 07 also compares the toy world's model with the blind scorers, so it runs after the toy world, always.
+NB_AFTER_02_systematicity    = $(BUILD)/toy/02_systematicity.ipynb
+NB_AFTER_03_productivity     = $(BUILD)/toy/03_productivity.ipynb
+NB_AFTER_07_blind_baselines  = $(TOY_DIR)/.done
 NB_PARAMS_07_blind_baselines = -p toy_dir $(TOY_DIR)
 
 .SECONDEXPANSION:
-$(BUILD)/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $$(NB_DATA_$$*) $$(EVAL_SUMMARIES) \
+$(BUILD)/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $$(NB_DATA_$$*) $$(NB_AFTER_$$*) \
+                  $$(EVAL_SUMMARIES) \
                   | $(VENV_STAMP)
 	$(RUN_NB) $< $@ -p results_dir $(RESULTS) $(NB_OUTPUTS) $(NB_PARAMS_$*)
 
@@ -129,26 +120,14 @@ data: data-crepe data-vg ## download CREPE's hard negatives and Visual Genome (a
 
 # `all` runs this first. Each dataset's folder is checked where the package looks for it; what is missing
 # is fetched (pinned, checksummed), or, offline, named in one line with the target that fetches it. Never
-# fails for want of a network, never fetches images (Visual Genome, COCO) or gated data (Winoground), and
-# adds nothing to a folder arranged by hand or a read-only one.
-data-text: $(VENV_STAMP) ## fetch the released text data that are missing (CREPE's CSVs, SugarCrepe's JSONs; 1 line each)
+# fails for want of a network, never fetches images or gated data, and adds nothing to a folder arranged by
+# hand or a read-only one.
+data-text: $(VENV_STAMP) ## fetch the released text data that are missing (one line per dataset)
 	$(VPY) -m crepe_utils download --released-text
 
-data-crepe: $(VENV_STAMP) ## download CREPE's hard-negative CSVs into CREPE_DATA/crepe
-	$(VPY) -m crepe_utils download crepe --dest $(CREPE_CSVS)
-
-data-vg: $(VENV_STAMP) ## download Visual Genome's images into VG_IMAGES (about 15 GB)
-	$(VPY) -m crepe_utils download vg --dest $(VG_IMAGES)
-
-data-winoground: $(VENV_STAMP) ## download Winoground into WINOGROUND_DATA; gated: needs HF_TOKEN (see README)
-	$(VPY) -m crepe_utils download winoground --dest $(WINOGROUND_DATA)
-
-# The JSONs only: SugarCrepe's images (COCO val2017) get a target of their own.
-data-sugarcrepe: $(VENV_STAMP) ## download SugarCrepe's 7 JSONs (1.7 MB) into SUGARCREPE_DATA
-	$(VPY) -m crepe_utils download sugarcrepe --dest $(SUGARCREPE_DATA)
-
-data-coco: $(VENV_STAMP) ## download COCO val2017, SugarCrepe's images (816 MB), into COCO_IMAGES
-	$(VPY) -m crepe_utils download coco --dest $(COCO_IMAGES)
+# One target per dataset the benchmarks declare (`make help` lists them): its default folder, or DEST=DIR.
+data-%: $(VENV_STAMP)
+	$(VPY) -m crepe_utils download $* $(if $(DEST),--dest $(DEST))
 
 # ---------------------------------------------------------------- evaluation (GPU recommended)
 models: $(VENV_STAMP) ## list the model registry

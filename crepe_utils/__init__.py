@@ -1,24 +1,31 @@
-"""crepe_utils: a reproducible companion to CREPE (Ma et al., CVPR 2023) and Winoground.
+"""crepe_utils: a reproducible companion to CREPE (Ma et al., CVPR 2023) and the benchmarks beside it.
 
-Packages and modules, one concern each, in layers (docs/package.md, one line each; tests/test_architecture.py):
+Packages and modules, one concern each, in layers (docs/package.md, one line each; tests/test_architecture.py),
+lowest first:
 
-``errors``, ``paths``, ``atomic``, ``kernel``, ``metrics``, ``progress``
-                 the error base class, where data live, atomic writers, ranks and intervals, progress bars
-``models``       the paper's models as one table (``registry``) and one interface per model family
-``download``     the dataset table and resumable, verified downloads (``make data``)
-``reported``     the papers' published numbers
+``errors``, ``paths``, ``atomic``, ``kernel``, ``metrics``, ``packaged``, ``progress``, ``textfile``, ``digests``
+                 the error base class, where data live, atomic writers, ranks and intervals, tables carried in
+                 the package, progress bars, users' text files, file digests
+``blind``        text-only scorers
+``models``       one table of checkpoints (``checkpoints``, ImageNet beside it) and one interface per family
+``download``     what a dataset is, and resumable, verified downloads
 ``engine``       decoding and the official crop; deduplicated, batched, cached encoding and scoring
+``settings``     every setting that can change a number
 ``results``      the results format, provenance, completeness
-``crepe``        CREPE's CSVs → queries, its images, the validation report, one model evaluated
-``winoground``   Winoground data, scores, statistics, evaluation
-``analysis``     the notebooks' tables, R² against ImageNet accuracy, one style for figures and tables
-``claims``       checks of every claim (pass / fail / paper inconsistency)
+``protocol``, ``imagesets``
+                 what a benchmark declares and the shared retrieval rule; the image sets benchmarks share
+``analysis``, ``claims``
+                 one style for figures and tables, R²; the check row of every claim
+``benchmarks``   the registry, and one folder per benchmark holding everything that is its own
+``evaluation``, ``evaluate_command``, ``runs``
+                 ``evaluate()``, its command, and many jobs on one device or several
+``suite``        what is about several benchmarks: ``make check``, the models table, the data, blind scorers
 ``toy``, ``site``, ``notebooks``
                  the compositional toy world; the website and its browser check; papermill runs
 ``cli``, ``api`` ``python -m crepe_utils ...``; the Python entry points below
 
 Entry points for notebooks and scripts (see README): ``crepe_utils.evaluate`` (any benchmark),
-``load_results``, ``load_winoground_results``, ``toy_world`` (in :mod:`crepe_utils.api`).
+``load_results`` (any scoring rule), ``toy_world`` (in :mod:`crepe_utils.api`).
 
 Importing the package is cheap: torch and open_clip are imported only by the functions that
 need them.
@@ -26,7 +33,7 @@ need them.
 __version__ = "0.1.0"
 
 #: The Python entry points (``crepe_utils.evaluate(...)``), loaded from :mod:`crepe_utils.api` on first use.
-API = ("evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "load_winoground_results", "toy_world")
+API = ("evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "toy_world")
 
 
 def __getattr__(name: str):

@@ -6,42 +6,51 @@ names, which keeps ``import crepe_utils`` free of torch and open_clip.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
 import pandas as pd
 
-from .benchmarks import Selection
-from .cli import build_parser
+from .protocol import Selection
 from .errors import CrepeError
 from .evaluation import Run, evaluate
-from .results.store import load_results
+from . import benchmarks
+from .results import store
 from .settings import EvaluationSettings
 from .toy import pipeline
-from .benchmarks.winoground.results import load_results as load_winoground_results
 
-__all__ = ["evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "load_winoground_results",
-           "toy_world"]
+__all__ = ["evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "toy_world"]
+
+
+def load_results(root: str | os.PathLike | None, scoring: str = "retrieval") -> pd.DataFrame:
+    """Every result of scoring rule ``scoring`` under ``root`` as one table: the retrieval benchmarks' summaries
+    (one row per model × group), or another rule's by its name (a benchmark's own rows)."""
+    rules = benchmarks.rules()
+    if scoring not in rules:
+        raise CrepeError(f"no scoring rule {scoring!r}; the benchmarks' rules are: {', '.join(rules)}")
+    return rules[scoring].read(root)
 
 
 class ToyWorldError(CrepeError, RuntimeError):
     """The toy-world pipeline stopped; the message says why (the pipeline's own error is its cause)."""
 
 
-def toy_world(out: str | os.PathLike = "results/toy", *, seed: int | None = None, steps: int | None = None,
-              train_scenes: int | None = None, held_out: str | None = None, syst_rows: int | None = None,
-              prod_rows: int | None = None, force: bool = False, quiet: bool = False) -> pd.DataFrame:
+def toy_world(out: str | os.PathLike = "results/toy", *, world: pipeline.WorldConfig | None = None,
+              training: pipeline.TrainConfig | None = None, force: bool = False, quiet: bool = False,
+              **settings) -> pd.DataFrame:
     """Generate the toy world, train its tiny CLIP and evaluate it (``python -m crepe_utils toy``).
 
-    Stages already computed with the same settings under ``out`` are reused. ``None`` keeps the
-    command's default. Returns the evaluated summaries (``kind="toy"``), as :func:`load_results`.
+    ``settings`` set fields of the world and training configurations by name (``seed``, ``steps``,
+    ``train_scenes``, ``held_out``, ``syst_rows_per_split``, ``prod_rows_per_complexity``, ...; ``seed`` sets
+    both), on ``world`` and ``training`` when given, else on the defaults. Stages already computed with the
+    same settings under ``out`` are reused. Returns the evaluated summaries (``kind="toy"``), as
+    :func:`load_results`.
     """
-    options = {"--seed": seed, "--steps": steps, "--train-scenes": train_scenes, "--held-out": held_out,
-               "--syst-rows": syst_rows, "--prod-rows": prod_rows}
-    argv = ["--out", str(out)] + [str(x) for k, v in options.items() if v is not None for x in (k, v)]
-    argv += ["--force"] * force + ["--quiet"] * quiet
+    base = {**(dataclasses.asdict(world) if world else {}), **(dataclasses.asdict(training) if training else {})}
     try:
-        pipeline.run(build_parser("toy").parse_args(argv))
+        world_cfg, train_cfg = pipeline.build_configs(**{**base, **settings})
+        pipeline.pipeline(out, world_cfg, train_cfg, force=force, progress=not quiet)
     except CrepeError as exc:          # re-raised with where, not printed: the caller decides
         raise ToyWorldError(f"the toy-world pipeline failed under {out}: {exc}") from exc
-    return load_results(Path(out) / "results")
+    return store.load_results(Path(out) / "results")

@@ -178,10 +178,27 @@ def make_variables(notebooks: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def data_variables(notebooks: list[str]) -> str:
+    """Make variables naming the data files each notebook reads: the files of the text datasets of the benchmarks
+    that list it (:attr:`crepe_utils.protocol.Benchmark.notebooks`), or of every benchmark for a notebook none
+    lists; each dataset's folder as Make finds it (its variable, else ``$(CREPE_DATA)/<folder>``)."""
+    from . import benchmarks     # the registry: only for `deps`, which make runs when a source changed
+    def folder(d) -> str:
+        return f"$(or $({d.variable}),$(CREPE_DATA)/{d.folder})" if d.variable else f"$(CREPE_DATA)/{d.folder}"
+    lines = []
+    for nb in notebooks:
+        stem = Path(nb).stem
+        owners = [b for b in benchmarks.BENCHMARKS.values() if stem in b.notebooks] or benchmarks.BENCHMARKS.values()
+        text = dict.fromkeys(d for b in owners for d in b.datasets if not d.images)
+        finds = " ".join(f"$(shell find {folder(d)} -type f -not -path '*/.*' 2>/dev/null)" for d in text)
+        lines.append(f"NB_DATA_{stem} = {finds}")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["deps"]:
-        sys.stdout.write(make_variables(argv[1:]))
+        sys.stdout.write(make_variables(argv[1:]) + data_variables(argv[1:]))
         return 0
     parser = argparse.ArgumentParser(prog="python -m crepe_utils.notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("source")

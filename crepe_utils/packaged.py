@@ -19,7 +19,7 @@ def _read(package: str, name: str) -> pd.DataFrame:
 
 
 def table(package: str, name: str) -> pd.DataFrame:
-    """The CSV ``name`` of ``package`` (e.g. ``crepe_utils.benchmarks.crepe.reported``), as a fresh copy."""
+    """The CSV ``name`` of ``package`` (a benchmark's ``reported``, e.g.), as a fresh copy."""
     return _read(package, name).copy()
 
 

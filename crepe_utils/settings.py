@@ -8,9 +8,10 @@ overrides of :func:`crepe_utils.evaluate` (:meth:`EvaluationSettings.build`), th
 Not settings, because they cannot change a result: where things are (``data_dir``, ``image_dir``,
 ``out``, ``cache_dir``: the cache is keyed by everything that matters, and a cached run writes
 the same files as an uncached one), how it is labelled (``kind``, ``label``) or shown
-(``progress``). What is evaluated (model, benchmark, HN types, complexities, training split,
-the all-negatives sets, Winoground's layout; :class:`crepe_utils.benchmarks.Selection`) is recorded
-in the manifest's ``model``, ``selection`` and ``data`` sections instead.
+(``progress``). What is evaluated (the model, the benchmark and its selection options:
+:class:`crepe_utils.protocol.Selection`) is recorded in the manifest's ``model``, ``selection`` and ``data``
+sections instead. Which settings a benchmark applies is its declaration's (``honours``, its rule's ``honours``):
+one set away from its default that a benchmark does not apply is refused, never ignored.
 """
 from __future__ import annotations
 
@@ -72,9 +73,9 @@ class EvaluationSettings:
     on_bad_row: str = _setting("raise", "skip malformed CSV rows and regions that cannot be encoded, e.g. a box "
                                "wholly outside its image (counted in the results)", choices=ON_BAD_ROW,
                                flag=("--skip-bad-rows", "skip"))
-    empty_negatives: str = _setting("skip", "systematicity rows without hard negatives: skip (default), keep "
-                                    "(as the official code) or error", choices=EMPTY_NEGATIVES)
-    n_boot: int = _setting(5000, "bootstrap resamples of the intervals (R@1; Winoground's scores)", minimum=1)
+    empty_negatives: str = _setting("skip", "rows without hard negatives (a query of one candidate): skip "
+                                    "(default), keep (as an official code may) or error", choices=EMPTY_NEGATIVES)
+    n_boot: int = _setting(5000, "bootstrap resamples of the intervals (R@1, and every rule's scores)", minimum=1)
 
     def __post_init__(self):
         for f in dataclasses.fields(self):

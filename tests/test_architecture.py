@@ -13,23 +13,22 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "crepe_utils"
 
 #: Lowest first. A module may import from its own layer's packages or from lower layers, never higher.
-#: Packages in one layer are peers: they may not import each other either. A ``package.module`` entry
-#: places one module apart from its package (a command module above the evaluation it drives).
+#: Packages in one layer are peers: they may not import each other either. Every package is in one layer,
+#: whole: no module is placed apart from its package.
 LAYERS = [
-    ["errors", "paths", "atomic", "kernel", "metrics"],
-    ["progress", "textfile", "blind"],
+    ["errors", "paths", "atomic", "kernel", "metrics", "packaged"],
+    ["progress", "textfile", "digests", "blind"],
     ["models", "download"],
-    ["reported"],
     ["engine"],
     ["settings"],
     ["results"],
-    ["crepe", "winoground", "sugarcrepe"],
-    ["benchmarks", "scoring"],
-    ["crepe.paper_jobs"],
+    ["protocol", "imagesets"],
+    ["analysis", "claims"],
+    ["benchmarks"],
     ["evaluation"],
     ["evaluate_command"],
-    ["crepe.scheduling", "analysis"],
-    ["claims"],
+    ["runs"],
+    ["suite"],
     ["toy", "site", "notebooks"],
     ["cli"],
     ["api"],
@@ -114,10 +113,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def top_package(module: str) -> str:
     parts = module.split(".")
-    if len(parts) == 1:
-        return "__init__"
-    own = ".".join(parts[1:3])
-    return own if any(own in layer for layer in LAYERS) else parts[1]
+    return "__init__" if len(parts) == 1 else parts[1]
 
 
 def layer_violations(graph: dict[str, set[str]]) -> list[str]:
@@ -140,15 +136,32 @@ def test_the_cycle_finder_finds_a_cycle_and_the_layer_check_a_violation():
     assert cycles({"a": {"b"}, "b": set()}) == []
     assert layer_violations({"crepe_utils.engine.core": {"crepe_utils.benchmarks.crepe.queries"}}) == [
         "crepe_utils.engine.core imports crepe_utils.benchmarks.crepe.queries (a higher layer)"]
-    assert layer_violations({"crepe_utils.benchmarks.crepe.x": {"crepe_utils.benchmarks.winoground.y"}}) == [
-        "crepe_utils.benchmarks.crepe.x imports crepe_utils.benchmarks.winoground.y (a peer)"]
+    assert layer_violations({"crepe_utils.analysis.x": {"crepe_utils.claims.y"}}) == [
+        "crepe_utils.analysis.x imports crepe_utils.claims.y (a peer)"]
+    assert folder_violations({"crepe_utils.benchmarks.crepe.x": {"crepe_utils.benchmarks.winoground.y",
+                                                                 "crepe_utils.benchmarks.crepe.z"}}) == [
+        "crepe_utils.benchmarks.crepe.x imports crepe_utils.benchmarks.winoground.y (another benchmark's folder)"]
 
 
 def test_the_graph_sees_relative_and_module_imports():
     graph = import_graph()
     assert "crepe_utils.engine.core" in graph["crepe_utils.evaluation"]       # from ..engine import core
-    assert "crepe_utils.benchmarks.crepe.queries" in graph["crepe_utils.benchmarks.crepe.benchmark"]  # from ..crepe import queries as Q
-    assert "crepe_utils.benchmarks.crepe.roster" in graph["crepe_utils.benchmarks.crepe.reported"]
+    assert "crepe_utils.benchmarks.crepe.queries" in graph["crepe_utils.benchmarks.crepe"]  # from . import queries as Q
+    assert "crepe_utils.models.checkpoints" in graph["crepe_utils.benchmarks.crepe.roster"]
+
+
+def folder_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from one benchmark folder into another: a folder holds its benchmark whole, and only the
+    registry (``crepe_utils.benchmarks``) and the layers above it see several."""
+    def folder_of(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[1] == "benchmarks" else None
+    return [f"{mod} imports {target} (another benchmark's folder)" for mod, targets in sorted(graph.items())
+            for target in sorted(targets) if folder_of(mod) and folder_of(target) not in (None, folder_of(mod))]
+
+
+def test_benchmark_folders_do_not_import_each_other():
+    assert folder_violations(import_graph()) == []
 
 
 def test_no_import_cycles():
@@ -177,9 +190,7 @@ MAX_FUNCTION_LINES = 60
 MAX_PUBLIC_PARAMETERS = 8
 
 #: public functions allowed more parameters, each with why
-MANY_PARAMETERS = {
-    "api.py:toy_world": "README.md documents its keywords one by one (README is edited elsewhere)",
-}
+MANY_PARAMETERS: dict[str, str] = {}
 
 #: third-party modules imported inside functions on purpose (a prefix of the imported name), each with why
 LAZY_LIBRARIES = {
@@ -207,7 +218,9 @@ LAZY_LIBRARIES = {
 #: package modules imported inside functions on purpose: (file, imported module) → why
 LAZY_PACKAGE_IMPORTS = {
     ("__init__.py", "crepe_utils.api"): "`import crepe_utils` stays light; the entry points load on first use",
-    ("analysis/tables.py", "crepe_utils.analysis.correlation"): "scipy, only for the R² tables",
+    ("benchmarks/crepe/analysis.py", "crepe_utils.analysis.correlation"): "scipy, only for the R² tables",
+    ("cli.py", "crepe_utils.benchmarks"): "the registry, read only for a command that is not one of cli's own",
+    ("notebooks.py", "crepe_utils.benchmarks"): "the registry, only for `deps` (each notebook's data folders)",
     ("engine/precisions.py", "crepe_utils.engine.portable"): "imports torch at its top",
     ("toy/train.py", "crepe_utils.benchmarks.crepe.validation"): "toy/train.py is edited elsewhere; torch after the pinning",
     ("toy/train.py", "crepe_utils.engine.portable"): "imports torch, which must wait for the toy's pinned numerics",
@@ -322,5 +335,5 @@ def test_user_errors_are_printed_at_one_boundary():
 @pytest.mark.parametrize("name", ["is_temporary", "issue_counts"])
 def test_test_only_helpers_live_in_the_tests(name):
     hits = [rel for rel, tree in _sources() for f in _functions(tree)
-            if f.name == name and not rel.startswith("sugarcrepe/")]   # SugarCrepe's own reports its issues
+            if f.name == name and not rel.startswith("benchmarks/sugarcrepe/")]   # SugarCrepe's own reports its issues
     assert hits == []

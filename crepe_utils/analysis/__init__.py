@@ -1,8 +1,5 @@
-"""Tables and figures built from results and the papers' numbers.
+"""What every benchmark's analysis is built with; each benchmark's own tables and figures live in its folder.
 
-``tables``       published numbers beside evaluated ones, with differences and intervals
 ``correlation``  R² against ImageNet accuracy, with bootstrap intervals
-``reporting``    one style for figures (PNG, SVG) and tables (CSV, Markdown, LaTeX)
-``model_table``  the model registry as a table (``python -m crepe_utils models``)
-``sugarcrepe``   SugarCrepe's published table, its ImageNet correlations, evaluated results beside it (notebook 08)
+``reporting``    one style for figures (PNG, SVG) and tables (CSV, Markdown, LaTeX); the claims page's table
 """

@@ -61,6 +61,25 @@ def options() -> dict[str, list[tuple[Benchmark, Option]]]:
     return out
 
 
+def rules() -> dict:
+    """Every scoring rule a benchmark uses, by name (what a result's manifest records as ``scoring``)."""
+    return {b.rule.name: b.rule for b in BENCHMARKS.values()}
+
+
+def unlocks(dataset: str) -> str:
+    """What having ``dataset`` makes possible: its own declaration's words, or, for an image set, the benchmarks
+    that read it."""
+    own = DATASETS.get(dataset).unlocks
+    users = [b.name for b in BENCHMARKS.values() if dataset in {d.name for d in b.datasets}]
+    return own or f"evaluating a model on {', '.join(users)}"
+
+
+def paper_names() -> str:
+    """The benchmarks' papers by name, in registry order, for a caption: "CREPE, Winoground and SugarCrepe"."""
+    names = [folder(f).PAPER for f in FOLDERS]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def commands() -> dict[str, tuple[str, str]]:
     """The command-line commands the benchmark folders add (``COMMANDS`` of a folder's package)."""
     return {name: spec for f in FOLDERS for name, spec in getattr(folder(f), "COMMANDS", {}).items()}
@@ -73,4 +92,4 @@ def load(name: str, sources: Sources = Sources(), selection: Selection | None = 
 
 
 __all__ = ["ALIASES", "BENCHMARKS", "DATASETS", "FOLDERS", "Benchmark", "Loaded", "Option", "Selection",
-           "SelectionError", "Sources", "commands", "folder", "get", "load", "options", "part"]
+           "SelectionError", "Sources", "commands", "folder", "get", "load", "options", "paper_names", "part", "rules", "unlocks"]

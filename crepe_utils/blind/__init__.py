@@ -14,8 +14,8 @@ query a score from its text alone (:mod:`.scorers` is the table; ``score(name, q
 
 The two trained kinds are cross-fitted by image (:mod:`.folds`). Modules: ``text`` (views and the
 corpus every scorer reads), ``rules``, ``bigram``, ``classifier``, ``folds``, ``settings``,
-``scorers``. Pure numpy/scipy; no torch. Winoground's blind scores are in
-:mod:`crepe_utils.benchmarks.winoground.blind`.
+``scorers``. Pure numpy/scipy; no torch. A benchmark whose rule is not retrieval keeps its blind scores in
+its own folder.
 """
 from .scorers import SCORERS, BlindScorer, score, scorer
 from .settings import BlindSettings

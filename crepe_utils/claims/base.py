@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -45,6 +46,19 @@ class Check:
             raise ValueError(f"unknown status {self.status!r}")
         if self.status == FAIL and not self.can_fail:
             raise ValueError(f"{self.claim!r}: a row that cannot fail has status fail")
+
+
+@dataclass(frozen=True)
+class Topic:
+    """One topic of ``make check``: the function a notebook's check cell calls for its rows, and that notebook.
+
+    A module that has claims lists its topics in ``TOPICS``, the order of its (topic, section) pairs in
+    ``make check`` in ``ORDER``, and builds every section's rows with ``sections(results_dir, data_dirs)``
+    (``data_dirs``: a benchmark folder's name → its data folder, where one is given; others read their default).
+    """
+
+    checks: Callable
+    notebook: str | None = None
 
 
 def to_frame(checks: list[Check]) -> pd.DataFrame:

@@ -20,9 +20,9 @@ step it stopped in, and nothing unverified is ever given a final name:
    (``.crepe_extracted.json``) is written inside, and one rename moves the folder into place.
    Leftovers of an interrupted extraction are deleted by the next run.
 
-:mod:`.downloader` runs these steps in order. ``download --released-text`` (:mod:`.released`, ``make all``'s
+:mod:`.downloader` runs these steps in order. ``download --released-text`` (:mod:`crepe_utils.suite.released`, ``make all``'s
 first step) runs them for the small public text files that are missing, and only says what is missing when
-it cannot fetch them (offline, a folder arranged by hand). Winoground is gated: the token comes from
+it cannot fetch them (offline, a folder arranged by hand). Files on the hub may be gated: the token comes from
 ``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN`` or the file written by ``huggingface-cli login``; it is sent
 only to the URL's own host (never along a redirect to another host, nor to a ``CREPE_MIRROR``).
 Standard library only (urllib), plus tqdm bars.

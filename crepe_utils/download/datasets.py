@@ -9,8 +9,8 @@ declares its own datasets in its folder, the image sets theirs in :mod:`crepe_ut
 benchmark registry gathers them into one :class:`Catalogue`, which :mod:`crepe_utils.download` reads
 and nothing else: adding a file means adding an entry, never a branch in the downloader.
 
-Entries marked ``released_text`` (small, public, no token: CREPE's two archives, SugarCrepe's and
-VALSE's JSONs) are what ``make all`` fetches when they are missing (:mod:`crepe_utils.suite.released`).
+Entries marked ``released_text`` (small, public, no token) are what ``make all`` fetches when they are
+missing (:mod:`crepe_utils.suite.released`).
 
 Two seams let users and tests point the table elsewhere without editing it:
 
@@ -19,11 +19,11 @@ Two seams let users and tests point the table elsewhere without editing it:
     (mirrors listed in the table are then not tried, and no Hugging Face token is sent: a
     mirror is a plain file server).
 ``CREPE_DATASETS_OVERRIDE``
-    a JSON file mapping an entry name (``crepe-prod``, ``winoground-images``, …) to the fields
-    to replace, for mirrors with other checksums and for tests, e.g.
-    ``{"crepe-prod": {"url": "http://127.0.0.1:8000/p.zip",
-    "checksum": {"kind": "sha256", "value": "…"}, "size": 1234}}`` or, should the pinned
-    Winoground revision lack a file, ``{"winoground-images": {"revision": "main"}}``.
+    a JSON file mapping an entry name (``python -m crepe_utils download --help`` lists the datasets) to
+    the fields to replace, for mirrors with other checksums and for tests, e.g.
+    ``{"<entry>": {"url": "http://127.0.0.1:8000/p.zip",
+    "checksum": {"kind": "sha256", "value": "…"}, "size": 1234}}`` or, should a pinned
+    hub revision lack a file, ``{"<entry>": {"revision": "main"}}``.
     Overrides apply first, then the mirror.
 """
 from __future__ import annotations
@@ -117,6 +117,7 @@ class Dataset:
     files: tuple[RemoteFile, ...]
     variable: str | None = None      #: the environment variable that moves it (None: only $CREPE_DATA does)
     unlocks: str = ""                #: what having it makes possible, for a person choosing what to fetch
+    images: bool = False             #: a set of images (large; read by the engine, never listed or hashed whole)
 
     def __post_init__(self) -> None:
         strays = [f.name for f in self.files if f.dataset != self.name]

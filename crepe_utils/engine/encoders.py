@@ -113,7 +113,7 @@ def encode_token_ids(loaded, ids: Sequence[tuple[int, ...]], batch_size: int = 5
 
 def encode_texts(loaded, texts: Sequence[str], batch_size: int = 512, precision: str = "fp32",
                  length_cut: bool = True, truncation: str = "keep_eot", progress: bool = False) -> np.ndarray:
-    """L2-normalised embeddings of ``texts`` (float32, input order). For small lists (Winoground)."""
+    """L2-normalised embeddings of ``texts`` (float32, input order). For small lists."""
     tokens = tokenize(loaded.tokenizer, texts, truncation)
     order = sorted(range(len(texts)), key=lambda i: (len(tokens.ids[i]), tokens.ids[i]))
     emb = encode_token_ids(loaded, [tokens.ids[i] for i in order], batch_size, precision, length_cut, progress)
@@ -469,7 +469,7 @@ def _non_finite_message(loaded, precision: str, what: str, n_bad: int, n: int, f
 
 
 def encode_images(loaded, images: Sequence, batch_size: int = 64, precision: str = "fp32") -> np.ndarray:
-    """L2-normalised embeddings of in-memory PIL images (input order). For small sets (Winoground)."""
+    """L2-normalised embeddings of in-memory PIL images (input order). For small sets."""
     import torch
     import torch.nn.functional as F
     out = []

@@ -1,4 +1,4 @@
-"""COCO's 2017 validation images (SugarCrepe's, and some of VALSE's): where they come from, and found by file name.
+"""COCO's 2017 validation images: where they come from, and found by file name.
 
 An image ``000000391895.jpg`` is looked for in ``<root>/val2017/`` (where ``val2017.zip`` unpacks) and
 then in ``<root>/`` itself (a flat folder); the first found wins (:class:`crepe_utils.engine.images.ImageFolder`).
@@ -17,8 +17,7 @@ COCO_FOLDER = "val2017"
 COCO_FILE_NAME = re.compile(r"\d{12}\.jpg")
 
 _COCO_SOURCES = (
-    "URL: cocodataset.org/#download (2017 Val images [5K/1GB]); RAIVNLab/sugar-crepe README: SugarCrepe uses "
-    "the images of the COCO-2017 validation set",
+    "URL: cocodataset.org/#download (2017 Val images [5K/1GB])",
     "approximate size: 815,585,330 bytes, the Content-Length public download logs of this URL show (COCO publishes "
     "none)",
 )
@@ -30,11 +29,11 @@ _COCO_LICENCE = ("COCO images: Flickr terms of use, each image under its own Cre
 COCO = Dataset(
     name="coco", folder="coco", variable="COCO_IMAGES",
     description="COCO 2017 validation images (5,000 JPEGs, 816 MB)",
-    unlocks="evaluating a model on SugarCrepe",
+    images=True,
     files=(
         RemoteFile(
             name="coco-val2017", dataset="coco",
-            description="COCO 2017 validation images (5,000 JPEGs val2017/<12-digit id>.jpg; SugarCrepe's images)",
+            description="COCO 2017 validation images (5,000 JPEGs val2017/<12-digit id>.jpg)",
             filename="val2017.zip", url="http://images.cocodataset.org/zips/val2017.zip",
             approx_size=815_585_330, extract=Extraction("val2017", root_required=True),
             licence=_COCO_LICENCE, notes=_COCO_NOTES, sources=_COCO_SOURCES,

@@ -1,4 +1,4 @@
-"""Visual Genome's images (CREPE's, and the Visual7W pieces' of VALSE): where they come from, and found by id.
+"""Visual Genome's images: where they come from, and found by id.
 
 The crop itself is :mod:`crepe_utils.engine.images`.
 
@@ -26,14 +26,14 @@ _VG_SOURCES = (
 )
 _VG_NOTES = ("No checksum is published anywhere known: the sha256 and size of the first download are "
              "recorded and later runs are checked against that record. Both zips sit under "
-             ".../VG_100K_2/, even part 1. CREPE's README also links a Google Drive folder "
+             ".../VG_100K_2/, even part 1. A benchmark's README may also link a Google Drive folder "
              "(not fetchable without a browser).")
 _VG_LICENCE = "CC BY 4.0 (dataset card of ranjaykrishna/visual_genome on the Hugging Face hub)"
 
 VISUAL_GENOME = Dataset(
     name="vg", folder="visual_genome", variable="VG_IMAGES",
     description="Visual Genome 1.2's images (two zips, about 15 GB)",
-    unlocks="evaluating a model on CREPE (its image regions)",
+    images=True,
     files=(
         RemoteFile(
             name="vg-images-1", dataset="vg",

@@ -4,7 +4,7 @@ A blind model is evaluated by the same command and path as any model, into the s
 and reads no image: instead of the engine, the evaluation asks it for every candidate's score
 (``model.score_queries``). Its scores are exact and shared by texts that read the same, so ties are
 real ties, counted against it by the scoring rules. Cross-fitted scorers keep the queries of one image
-(or of one ``fold_unit``, e.g. a Winoground example's two images) in one fold.
+(or of one ``fold_unit``, e.g. the two images of one example) in one fold.
 """
 from __future__ import annotations
 

@@ -6,22 +6,21 @@ its results must know. Which paper evaluated which checkpoint, and under which n
 roster (a list of these keys); ImageNet zero-shot accuracies, with their sources, are in ``imagenet.csv``
 beside this file (:mod:`.imagenet`). This module imports no torch and reads no file.
 
-Sources: open_clip's pretrained table (names, tags, release files), the official CREPE code
-(``RAIVNLab/CREPE@1fa81c4``: which file each checkpoint is), SugarCrepe's ``main_eval.py`` and results
-table, the model families' own READMEs (CyCLIP, FLAVA, ALBEF).
+Sources: open_clip's pretrained table (names, tags, release files), the official evaluation code of the
+papers whose rosters name these keys (which file each checkpoint is; each roster cites its own), the model
+families' own READMEs (CyCLIP, FLAVA, ALBEF).
 
 Facts worth knowing before touching this table:
 
 * OpenAI's weights are QuickGELU, and so are open_clip's own v0.2 RN50, RN101 and ViT-B-32 releases:
-  the official CREPE and SugarCrepe scripts name them plainly (``RN50``, ``ViT-B-32``). Loading
+  official evaluation scripts name them plainly (``RN50``, ``ViT-B-32``). Loading
   QuickGELU weights into a GELU model changes every number (open_clip only warns);
   :func:`crepe_utils.models.load_model` refuses such a mismatch, so the architecture here is the
   ``-quickgelu`` variant.
 * ``ViT-B-16-plus-240`` / ``laion400m_e32`` points open_clip's hub download at the *e31* weights. CREPE
   used e32, so that row pins the release file URL (with its SHA-256 prefix, ``699c4b84``).
-* DataComp small and medium are named ``ViT-B-32-quickgelu`` in SugarCrepe's ``main_eval.py`` (commented
-  out there), but DataComp trained both with ``ViT-B-32`` (GELU; datacomp's ``scale_configs.py``), the
-  architecture open_clip registers the tags under.
+* DataComp trained its small and medium scales with ``ViT-B-32`` (GELU; datacomp's ``scale_configs.py``), the
+  architecture open_clip registers the tags under, whatever an evaluation script calls them.
 * ``roberta-ViT-B-32`` is QuickGELU in its own open_clip config, which its tag entry does not restate.
 * CyCLIP, FLAVA and ALBEF are not open_clip models: ``family`` names what builds each
   (``crepe_utils.models.FAMILIES``). CyCLIP's weights sit on Google Drive (not scriptable reliably): the
@@ -69,11 +68,11 @@ class Checkpoint:
 
 
 _OPENAI = "OpenAI's weights are QuickGELU: a plain name loads them only through open_clip's openai path"
-_DATACOMP_BASE = ("SugarCrepe's main_eval.py names it ViT-B-32-quickgelu; DataComp trained this scale with ViT-B-32 "
-                  "(GELU), the architecture open_clip registers the tag under")
+_DATACOMP_BASE = ("DataComp trained this scale with ViT-B-32 (GELU), the architecture open_clip registers the tag "
+                  "under; a -quickgelu name builds it with the other activation")
 _ROBERTA = "QuickGELU in open_clip's roberta-ViT-B-32 config, which its tag entry does not restate"
-SEEN_IMAGES = ("trained on Visual Genome images (CREPE §5.2): its productivity results are not on held-out "
-               "images")
+SEEN_IMAGES = ("pre-trained on Visual Genome and COCO images: its results on benchmarks built from those images "
+               "are not on held-out images")
 
 
 def _open_clip(key, display, architecture, pretrained, quick_gelu, train_data="other", **more) -> Checkpoint:

@@ -2,7 +2,6 @@
 
 ``benchmark``  the declaration (:class:`Benchmark`): datasets, grouping fields, selection options, scoring rule
 ``retrieval``  image-to-text retrieval: the positive ranked among a query's own candidates, with the tie rules
-               (CREPE, SugarCrepe, VALSE)
 ``tables``     what a scoring rule returns: the summary, the per-query log and how each is written
 """
 from .benchmark import Benchmark, Loaded, Option, ScoringRule, Selection, SelectionError, Sources

@@ -3,7 +3,7 @@ by, its selection options, its scoring rule) and the few functions that turn its
 
 A benchmark's queries are image–text retrieval queries in the engine's shape: any object with ``query_id``,
 ``image_id``, ``box`` (a region, or None for the whole image) and ``candidates`` (the positive first), plus the
-benchmark's declared ``groups`` as attributes (CREPE's HN type and complexity, SugarCrepe's subset, ...): a
+benchmark's declared ``groups`` as attributes (a hard-negative type and a complexity, a subset, ...): a
 results row is one group. Its scoring rule (:class:`ScoringRule`) turns the engine's scores into its numbers.
 
 Each benchmark declares its own selection :class:`Option`\\ s; a :class:`Selection` holds the values given for
@@ -146,6 +146,7 @@ class ScoringRule:
     honours: frozenset[str] = frozenset()
     description: str = ""
     brief: Callable = lambda summary, groups: summary    #: (summary, groups) → what a run prints of it
+    read: Callable | None = None       #: results root → every result of this rule under it, as one table
 
 
 #: settings that only a scoring rule or a benchmark's reader can honour (the rest are the engine's, for every one)
@@ -173,7 +174,7 @@ class Benchmark:
     honours: frozenset[str] = frozenset()          #: the reader settings (READER_SETTINGS) its loader applies
     notebooks: tuple[str, ...] = ()                #: the notebooks that are about it (stems under notebooks/)
     for_model: Callable[[Selection, object], Selection] = lambda selection, spec: selection
-    """The selection completed for one model (CREPE systematicity: the model's training set)."""
+    """The selection completed for one model (e.g. a split chosen by the model's training set)."""
 
     def read(self, sources: Sources, selection: Selection, settings) -> Loaded:
         """Its queries for ``selection`` (checked by :meth:`selection`), with its grouping fields."""

@@ -1,11 +1,10 @@
-"""Image-to-text retrieval: rank each query's positive among its own candidates (CREPE, SugarCrepe).
+"""Image-to-text retrieval: rank each query's positive among its own candidates, the rule most benchmarks share.
 
-One row per retrieval set (a model × benchmark × HN type × split or complexity; SugarCrepe's subsets
-are its HN types) with every metric of :func:`crepe_utils.metrics.set_metrics`, the Recall@1
+One row per group the benchmark declares (a retrieval set; a pair of captions is a set of two) with every metric of :func:`crepe_utils.metrics.set_metrics`, the Recall@1
 bootstrap interval and the counts of skipped, truncated and near-tie queries; one per-query row with
 both ranks, the tie count and every candidate's score. Scores are float32 dot products of float32
-embeddings, as the official CREPE code computes them; a tie is bit-equality, counted against the
-model under the default (pessimistic) policy, as SugarCrepe's own evaluation counts it.
+embeddings, as the benchmarks' official code computes them; a tie is bit-equality, counted against the
+model under the default (pessimistic) policy, as the strictest official evaluations count it.
 """
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import metrics
-from ..results.store import format_scores, per_query_columns, summary_columns
+from ..results.store import format_scores, load_results, per_query_columns, summary_columns
 from .benchmark import ScoringRule
 from .tables import Tables
 
@@ -105,5 +104,5 @@ def brief(summary: pd.DataFrame, groups: tuple[str, ...]) -> pd.DataFrame:
 
 
 RETRIEVAL = ScoringRule(
-    "retrieval", evaluate, SCORE_DTYPE, honours=frozenset({"tie_policy", "n_boot"}), brief=brief,
+    "retrieval", evaluate, SCORE_DTYPE, honours=frozenset({"tie_policy", "n_boot"}), brief=brief, read=load_results,
     description="image-to-text Recall@K of the positive among the query's own candidates, ties by tie_policy")

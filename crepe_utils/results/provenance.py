@@ -1,7 +1,7 @@
 """Provenance every result records: what it is, the model, the software environment, the run.
 
-:func:`manifest` builds the sections that CREPE's and Winoground's manifests share; each
-benchmark adds its own ``data`` and ``engine`` sections (and whatever else it records).
+:func:`manifest` builds the sections every benchmark's manifest shares; each benchmark adds its own
+``data`` and ``engine`` sections (and whatever else it records).
 """
 from __future__ import annotations
 

@@ -4,13 +4,12 @@ A *results folder* holds one sub-folder per evaluated (model, benchmark[, traini
 
     <results>/<model>/<benchmark folder>/
         summary.csv        one tidy row per retrieval set or subset
-        per_query.csv.gz   one row per query (or Winoground example): ranks or flags, ties, scores
+        per_query.csv.gz   one row per query (or example, for another rule): ranks or flags, ties, scores
         manifest.json      provenance: kind, label, scoring rule, model, data, engine settings, environment, run
 
 The scoring rule (``manifest["scoring"]``, :mod:`crepe_utils.protocol`) decides the two tables'
-columns: ``retrieval`` (one row per group the benchmark declares, its manifest's ``groups``: for CREPE
-a model × protocol × HN type × split or complexity; :func:`summary_columns`) or ``winoground``
-(:mod:`crepe_utils.benchmarks.winoground.results` reads those). Recall values are percentages. A result folder
+columns: ``retrieval`` (one row per group the benchmark declares, its manifest's ``groups``;
+:func:`summary_columns`; read here) or a benchmark's own rule (whose folder reads those). Recall values are percentages. A result folder
 is written atomically as a whole; the readers find results under a root at any depth.
 
 A file that cannot be read (truncated, not CSV or JSON, a newer schema) is named in a
@@ -198,10 +197,10 @@ def groups_of(manifest: dict) -> tuple[str, ...]:
 
 
 def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
-    """All retrieval summaries under ``root`` as one DataFrame (empty, with CREPE's columns, when none).
+    """All retrieval summaries under ``root`` as one DataFrame (empty, with the legacy columns, when none).
 
-    Each benchmark's rows carry its own group columns (CREPE's HN type, split and complexity, SugarCrepe's
-    subset, ...); a column another benchmark lacks reads as missing there. Adds ``kind``, ``label`` and the
+    Each benchmark's rows carry its own group columns (its manifest's ``groups``); a column another
+    benchmark lacks reads as missing there, and a benchmark not grouped by ``benchmark`` gets its name there. Adds ``kind``, ``label`` and the
     model's ``display`` name from each manifest, and ``result_dir``. A summary without a manifest beside it is
     not a result and is ignored, as are hidden (temporary) folders. A result whose manifest or summary cannot
     be read, or lacks a column, is left out with an :class:`UnreadableResultWarning`.

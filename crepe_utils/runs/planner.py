@@ -4,8 +4,8 @@ A checkpoint enters a benchmark when that benchmark's paper evaluated it: the be
 (:attr:`crepe_utils.protocol.Benchmark.roster`, keys of :mod:`crepe_utils.models.checkpoints`), so ``make
 evaluate`` reproduces each published table and nothing besides. ``--models paper`` (the default) is every
 checkpoint of every roster, in registry order; ``--models all`` also runs each of them on every other benchmark
-that takes it (a benchmark can refuse a checkpoint it cannot describe: CREPE's systematicity takes only models
-trained on one of its three training sets); named keys get what the rosters give them.
+that takes it (a benchmark can refuse a checkpoint it cannot describe, e.g. one whose splits exist only for
+models trained on particular data); named keys get what the rosters give them.
 
 Folders: with no ``--data-dir`` / ``--image-dir`` each benchmark reads its own (its datasets' folders). A
 folder given on the command line is one folder, so it is refused when the jobs read different datasets.

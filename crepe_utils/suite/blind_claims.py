@@ -14,7 +14,7 @@ import pandas as pd
 from .. import blind
 from ..benchmarks.crepe import reported
 from . import blind as blind_analysis
-from ..claims.base import FAIL, NEEDS, PASS, Check
+from ..claims.base import FAIL, NEEDS, PASS, Check, Topic
 
 GROUP = "blind"
 RULE = "negation"
@@ -108,3 +108,14 @@ def blind_sections(data_dir=None, winoground_dir=None, runs: dict | None = None)
 def blind_checks(data_dir=None, winoground_dir=None, runs: dict | None = None) -> list[Check]:
     """The blind claims (notebook 07's check cell, and ``make check``)."""
     return blind_sections(data_dir, winoground_dir, runs)["blind"]
+
+
+TOPICS = {"blind": Topic(blind_checks, "07_blind_baselines")}
+ORDER = (("blind", "blind"),)
+
+
+def sections(results_dir=None, data_dirs=None) -> dict[tuple[str, str], list[Check]]:
+    """The blind scorers' sections for ``make check``: (topic, section) → rows."""
+    dirs = data_dirs or {}
+    parts = blind_sections(dirs.get("crepe"), dirs.get("winoground"))
+    return {("blind", name): rows for name, rows in parts.items()}

@@ -1,63 +1,55 @@
 """``make check``: every claim of the papers that the available data and results allow.
 
-The rows are the topics' of :mod:`crepe_utils.benchmarks.crepe.topics` (what notebooks 01–05 check), of
-Winoground (notebook 05), of the blind baselines (notebook 07) and of SugarCrepe (notebook 08), every section
-of each, listed in :data:`MAKE_CHECK_ORDER`.
+The rows are the topics' of every benchmark folder's ``claims`` module (``TOPICS``, ``ORDER``, ``sections``;
+:class:`crepe_utils.claims.base.Topic`), in registry order, then those about several benchmarks (the blind
+scorers, :mod:`.blind_claims`). Each topic is what a notebook's check cell lists, assembled once for it and here.
 """
 from __future__ import annotations
 
 import sys
 import warnings
 
+from .. import benchmarks
 from ..analysis.reporting import claims_page_current, update_claims_page, write_table
-from ..results import store
 from ..benchmarks.winoground import results as winoground_results
-from . import blind_claims as blind_claims
-from ..benchmarks.sugarcrepe import claims as sugarcrepe_claims
-from ..benchmarks.crepe import topics
-from ..benchmarks.winoground import claims as winoground_claims
+from ..results import store
+from . import blind_claims
 from ..claims.base import Check, failures, to_frame
 
-#: Topic name → (its sections function, its checks function, the notebook whose check cell calls it, or None).
-TOPICS = {
-    "totals": (topics.totals_sections, topics.totals_checks, "01_benchmark_totals"),
-    "systematicity": (topics.systematicity_sections, topics.systematicity_checks, "02_systematicity"),
-    "productivity": (topics.productivity_sections, topics.productivity_checks, "03_productivity"),
-    "r2": (topics.r2_sections, topics.r2_checks, "04_imagenet_correlation"),
-    "winoground": (winoground_claims.winoground_sections, winoground_claims.winoground_checks, "05_winoground"),
-    "sugarcrepe": (sugarcrepe_claims.sugarcrepe_sections, sugarcrepe_claims.sugarcrepe_checks,
-                   "08_sugarcrepe"),
-    "blind": (blind_claims.blind_sections, blind_claims.blind_checks, "07_blind_baselines"),
-}
 
-#: The order of ``make check``'s rows: (topic, section) of :mod:`crepe_utils.benchmarks.crepe.topics`. The
-#: paper's own numbers come first, then the data, then evaluated results; every section of every
-#: topic appears exactly once (:func:`run_all` refuses otherwise).
-MAKE_CHECK_ORDER = (("totals", "paper"), ("systematicity", "published"), ("productivity", "published"), ("r2", "r2"),
-                    ("totals", "data"), ("productivity", "evaluated"), ("systematicity", "evaluated"),
-                    ("winoground", "data"), ("winoground", "table3"),
-                    ("sugarcrepe", "published"), ("sugarcrepe", "data"), ("blind", "blind"))
+def _providers() -> list:
+    """The modules with claims: each benchmark folder's ``claims``, in registry order, then the suite's."""
+    return [m for m in (benchmarks.part(f, "claims") for f in benchmarks.FOLDERS) if m is not None] + [blind_claims]
 
 
-def run_all(data_dir=None, results_dir=None, token_lengths: bool = False) -> list[Check]:
-    """Every check that the available data and results allow (the `make check` list)."""
-    report = topics.data_report(data_dir, token_lengths=token_lengths)
-    evaluated = store.load_results(results_dir)
-    sections = {"totals": topics.totals_sections(data_dir, report),
-                "systematicity": topics.systematicity_sections(evaluated, report, data_dir),
-                "productivity": topics.productivity_sections(evaluated),
-                "r2": topics.r2_sections(evaluated),
-                "winoground": winoground_claims.winoground_sections(results_dir),
-                "sugarcrepe": sugarcrepe_claims.sugarcrepe_sections(),
-                "blind": blind_claims.blind_sections(data_dir)}
-    built = sorted((topic, name) for topic, parts in sections.items() for name in parts)
-    if built != sorted(MAKE_CHECK_ORDER) or set(sections) != set(TOPICS):
-        raise RuntimeError(f"MAKE_CHECK_ORDER {sorted(MAKE_CHECK_ORDER)} does not list the topics' sections {built}")
-    return [row for topic, name in MAKE_CHECK_ORDER for row in sections[topic][name]]
+def topics() -> dict:
+    """Topic name → its :class:`~crepe_utils.claims.base.Topic` (the function a notebook calls, and that notebook)."""
+    return {name: topic for m in _providers() for name, topic in m.TOPICS.items()}
+
+
+def make_check_order() -> tuple[tuple[str, str], ...]:
+    """The order of ``make check``'s rows: (topic, section), each provider's own order, in provider order."""
+    return tuple(pair for m in _providers() for pair in m.ORDER)
+
+
+def run_all(data_dir=None, results_dir=None, data_dirs: dict | None = None) -> list[Check]:
+    """Every check that the available data and results allow (the `make check` list).
+
+    ``data_dirs``: a benchmark folder's name → its data folder (others read their default); ``data_dir`` is
+    CREPE's CSV folder (``check --data-dir``)."""
+    dirs = {"crepe": data_dir, **(data_dirs or {})}
+    built = {}
+    for m in _providers():
+        built.update(m.sections(results_dir=results_dir, data_dirs=dirs))
+    order = make_check_order()
+    if sorted(built) != sorted(order) or len(set(order)) != len(order):
+        raise RuntimeError(f"make check's order {sorted(order)} does not list the topics' sections {sorted(built)}")
+    return [row for key in order for row in built[key]]
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--data-dir", default=None, help="CREPE CSVs (default: $CREPE_DATA/crepe, i.e. ./data/crepe)")
+    parser.add_argument("--data-dir", default=None, help="CREPE's CSVs (default: $CREPE_DATA/crepe); every other "
+                        "benchmark reads its default folder")
     parser.add_argument("--results-dir", default="results/evaluated", help="evaluated results (if any)")
     parser.add_argument("--tables-dir", default="tables", help="where checks.{csv,md,tex} are written")
     # --readme and --verify-readme: the names from when the table lived in README.md
@@ -106,7 +98,7 @@ def run(args) -> int:
     checks, unreadable = checks_and_unreadable(args.data_dir, args.results_dir)
     df = to_frame(checks)
     write_table(df, "checks", args.tables_dir,
-                caption="Every checked claim of the CREPE, Winoground and SugarCrepe papers")
+                caption=f"Every checked claim of the {benchmarks.paper_names()} papers")
     if args.claims_page:
         update_claims_page(args.claims_page, df)
     counts = df["status"].value_counts()

@@ -49,6 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "their default folders (" + ", ".join(d.name for d in catalogue.datasets.values()
                                                                    if any(f.released_text for f in d.files)) +
                              "); one line per dataset, exit 0 even offline (`make all` runs this first)")
+    parser.add_argument("--list-targets", action="store_true",
+                        help="list one `make data-<dataset>` line per dataset (what `make help` prints)")
     parser.epilog = (
         "environment:\n"
         f"  {MIRROR_ENV + '=URL':<30} fetch every file from URL/<file name>\n"
@@ -69,6 +71,10 @@ def _released_text() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.list_targets:
+        for d in benchmarks.DATASETS.datasets.values():
+            print(f"data-{d.name}\t{d.description}")
+        return 0
     if args.released_text and (args.dataset or args.dest):
         print(error_line("--released-text takes no dataset and no --dest: it fills each dataset's default folder "
                          "(set CREPE_DATA, or each dataset's own variable, to move them)"), file=sys.stderr)

@@ -1,48 +1,41 @@
-"""``python -m crepe_utils models``: the model registry as a table, with ImageNet accuracy, then SugarCrepe's
-models (the checkpoints of its results table that ``evaluate-paper`` runs on SugarCrepe)."""
+"""``python -m crepe_utils models``: the checkpoint table with ImageNet accuracy, then each benchmark's roster (the
+checkpoints its paper evaluated, which ``evaluate-paper`` runs on it)."""
 from __future__ import annotations
 
 import pandas as pd
 
-from ..benchmarks.crepe import reported
-from ..models import FAMILIES
-from ..models.imagenet import top1 as imagenet_top1
-from ..benchmarks.crepe import roster as registry
-from ..benchmarks.sugarcrepe import roster as sugarcrepe_models
+from .. import benchmarks
 from ..analysis.reporting import markdown_table
+from ..models import FAMILIES, checkpoints
+from ..models.imagenet import top1 as imagenet_top1
 
 
-def registry_table():
-    """The registry as a DataFrame, with ImageNet accuracy, for listing and the README."""
+def checkpoint_table() -> pd.DataFrame:
+    """Every checkpoint of the table with its ImageNet top-1 (the authors' number, else open_clip's re-evaluation)."""
     imagenet = imagenet_top1()
     return pd.DataFrame([{
-        "key": m.key, "paper name": m.display, "training data": m.train_label,
-        "architecture": m.architecture or "—", "pretrained": m.pretrained or "—",
-        "QuickGELU": {True: "yes", False: "no", None: "—"}[m.quick_gelu],
-        "systematicity": "yes" if m.systematicity else "no",
-        "ImageNet top-1": imagenet.get(m.key, float("nan")),
-        "loader": FAMILIES[m.loader].loader if m.loader in FAMILIES else m.loader,
-        "caveat": m.caveat or "—",
-    } for m in registry.PAPER_MODELS])
+        "key": c.key, "name": c.display, "training data": c.train_label,
+        "architecture": c.architecture or "—", "pretrained": c.pretrained or "—",
+        "QuickGELU": {True: "yes", False: "no", None: "—"}[c.quick_gelu],
+        "ImageNet top-1": imagenet.get(c.key, float("nan")),
+        "loader": FAMILIES[c.family].loader if c.family in FAMILIES else c.family,
+        "caveat": c.caveat or "—",
+    } for c in checkpoints.CHECKPOINTS])
 
 
-def sugarcrepe_table():
-    """SugarCrepe's 17 models, with ImageNet accuracy (open_clip's re-evaluation, the one source with all 17)."""
-    imagenet = imagenet_top1("open_clip_results_table")
-    crepe = set(registry.model_order())
-    return pd.DataFrame([{
-        "key": m.key, "SugarCrepe name": m.display, "architecture": m.architecture, "pretrained": m.pretrained,
-        "QuickGELU": "yes" if m.quick_gelu else "no", "also in CREPE's registry": "yes" if m.key in crepe else "no",
-        "ImageNet top-1": imagenet.get(m.key, float("nan")), "note": m.note or "—",
-    } for m in sugarcrepe_models.SUGARCREPE_MODELS])
+def roster_table() -> pd.DataFrame:
+    """One row per benchmark × checkpoint of its roster, in registry and roster order."""
+    return pd.DataFrame([{"benchmark": b.name, "key": key, "name": checkpoints.checkpoint(key).display}
+                         for b in benchmarks.BENCHMARKS.values() for key in b.roster],
+                        columns=["benchmark", "key", "name"])
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
 
 
 def run(args) -> int:
-    for title, table in (("CREPE's models", registry_table()), ("SugarCrepe's models", sugarcrepe_table())):
+    for title, table in (("Checkpoints", checkpoint_table()), ("Rosters (evaluate-paper's jobs)", roster_table())):
         print(f"{title}:\n")
         print(markdown_table(table) if args.markdown else table.to_string(index=False) + "\n")
     return 0

@@ -42,12 +42,14 @@ from .world import with_converses
 STAGES = ("world", "model", "results")
 PACKAGE = Path(__file__).resolve().parent.parent
 SOURCES = {
-    "world": [PACKAGE / "toy" / f for f in ("world.py", "foils.py", "build.py")] + [PACKAGE / "crepe" / "queries.py"],
+    "world": [PACKAGE / "toy" / f for f in ("world.py", "foils.py", "build.py")]
+    + [PACKAGE / "benchmarks" / "crepe" / "queries.py"],
     "model": [PACKAGE / "toy" / "train.py", PACKAGE / "toy" / "numerics.py", PACKAGE / "models" / "spec.py",
               PACKAGE / "models" / "openclip.py"],
-    "results": sorted(PACKAGE.glob("*.py")) + [p for sub in ("benchmarks", "crepe", "engine", "models", "results",
-                                                             "scoring")
-                                               for p in sorted((PACKAGE / sub).glob("*.py"))],
+    # the evaluation path: the top-level modules, what evaluation reads and CREPE's folder (its benchmarks)
+    "results": sorted(PACKAGE.glob("*.py")) + [PACKAGE / "benchmarks" / "__init__.py"]
+    + [p for sub in ("engine", "models", "results", "protocol", "imagesets", "benchmarks/crepe")
+       for p in sorted((PACKAGE / sub).rglob("*.py"))],
 }
 
 
@@ -169,46 +171,71 @@ def add_arguments(parser) -> None:
 
 def configs(args) -> tuple[WorldConfig, TrainConfig]:
     """The world and training configurations the command line asks for."""
-    held_out = tuple(c.strip() for c in args.held_out.split(",") if c.strip())
-    with_converses(held_out)               # CaptionError for a misspelt compound
-    world = WorldConfig(seed=args.seed, train_scenes=args.train_scenes, syst_rows_per_split=args.syst_rows,
-                        prod_rows_per_complexity=args.prod_rows, held_out=held_out)
-    return world, TrainConfig(seed=args.seed, steps=args.steps, batch_size=args.batch_size, threads=args.threads)
+    return build_configs(seed=args.seed, train_scenes=args.train_scenes, syst_rows_per_split=args.syst_rows,
+                         prod_rows_per_complexity=args.prod_rows, held_out=args.held_out, steps=args.steps,
+                         batch_size=args.batch_size, threads=args.threads)
+
+
+#: the command line's names of two world settings, also taken by :func:`build_configs`
+SHORT_NAMES = {"syst_rows": "syst_rows_per_split", "prod_rows": "prod_rows_per_complexity"}
+
+
+def build_configs(**fields) -> tuple[WorldConfig, TrainConfig]:
+    """The world and training configurations with ``fields`` set (each to whichever declares it; ``seed`` to
+    both; ``held_out`` a comma-separated string or a sequence of compounds). An unknown name is a StageError."""
+    fields = {SHORT_NAMES.get(k, k): v for k, v in fields.items()}
+    world_fields, train_fields = set(WorldConfig.__dataclass_fields__), set(TrainConfig.__dataclass_fields__)
+    unknown = sorted(set(fields) - world_fields - train_fields)
+    if unknown:
+        raise StageError(f"the toy world has no setting {', '.join(map(repr, unknown))}; its settings: "
+                         f"{', '.join(sorted(world_fields | train_fields))}")
+    if isinstance(fields.get("held_out"), str):
+        fields["held_out"] = tuple(c.strip() for c in fields["held_out"].split(",") if c.strip())
+    if "held_out" in fields:
+        fields["held_out"] = tuple(fields["held_out"])
+        with_converses(fields["held_out"])          # CaptionError for a misspelt compound
+    return (WorldConfig(**{k: v for k, v in fields.items() if k in world_fields}),
+            TrainConfig(**{k: v for k, v in fields.items() if k in train_fields}))
 
 
 def run(args) -> int:
-    out = Path(args.out)
-    progress = not args.quiet
-    world_dir, model_dir, results_dir = (out / s for s in STAGES)
-    keys: dict[str, str] = {}
-    numerics.pin_environment()     # before anything below imports torch
     world_cfg, train_cfg = configs(args)
-    keys["world"] = stage_key("world", world_cfg.to_dict(), None)
+    pipeline(args.out, world_cfg, train_cfg, until=args.until, force=args.force, progress=not args.quiet)
+    return 0
+
+
+def pipeline(out, world_cfg: WorldConfig, train_cfg: TrainConfig, until: str = "results", force: bool = False,
+             progress: bool = True) -> dict | None:
+    """Build the world, train the model and evaluate it under ``out`` (each stage reused when its key matches);
+    the results stage's summary (None when stopped earlier, ``until``)."""
+    out = Path(out)
+    world_dir, model_dir, results_dir = (out / s for s in STAGES)
+    numerics.pin_environment()     # before anything below imports torch
+    keys = {"world": stage_key("world", world_cfg.to_dict(), None)}
     world, cached = _run_stage(world_dir, "world", keys["world"], world_cfg.to_dict(),
-                               lambda f: build_world(world_cfg, f, progress=progress)["counts"], args.force)
+                               lambda f: build_world(world_cfg, f, progress=progress)["counts"], force)
     _report("world", world_dir, cached)
-    if args.until == "world":
-        return 0
+    if until == "world":
+        return None
     cpu = numerics.in_effect(train_cfg.threads)
     model_cfg = {**train_cfg.to_dict(), "numerics": cpu}
     keys["model"] = stage_key("model", model_cfg, keys["world"])
     model, cached = _run_stage(model_dir, "model", keys["model"], model_cfg,
-                               lambda f: _train_stage(world_dir, f, train_cfg, progress), args.force)
+                               lambda f: _train_stage(world_dir, f, train_cfg, progress), force)
     _report("model", model_dir, cached)
     print(f"  training: {model['seconds']} s, final loss {model['final_loss']:.3f}, in-batch accuracy "
           f"{100 * model['val_accuracy']:.1f} % among {model['val_k']} "
           f"(chance {100 * model['val_chance']:.1f} %)")
-    if args.until == "model":
-        return 0
-    eval_cfg = {"seed": args.seed, "device": "cpu", "precision": "portable", "numerics": cpu}
+    if until == "model":
+        return None
+    eval_cfg = {"seed": train_cfg.seed, "device": "cpu", "precision": "portable", "numerics": cpu}
     keys["results"] = stage_key("results", eval_cfg, keys["model"])
     results, cached = _run_stage(results_dir, "results", keys["results"], eval_cfg,
-                                 lambda f: evaluate_toy(world_dir, model_dir, model, f, args.seed, progress,
-                                                        train_cfg.threads),
-                                 args.force)
+                                 lambda f: evaluate_toy(world_dir, model_dir, model, f, train_cfg.seed, progress,
+                                                        train_cfg.threads), force)
     _report("results", results_dir, cached)
     print(headline(results))
-    return 0
+    return results
 
 
 def _train_stage(world_dir: Path, folder: Path, config: TrainConfig, progress: bool) -> dict:

@@ -112,6 +112,8 @@ PRODUCTIVITY = Benchmark(
     honours=frozenset({"limit", "on_bad_row"}), notebooks=("01_benchmark_totals", "03_productivity",
                                                            "04_imagenet_correlation"))
 
+#: the paper's short name (captions, ``make check``)
+PAPER = "CREPE"
 BENCHMARKS = (SYSTEMATICITY, PRODUCTIVITY)
 #: commands of its own (crepe_utils.cli)
 COMMANDS = {"validate": (f"{__name__}.validation", "validate a CREPE data folder (and its images)")}

@@ -46,4 +46,6 @@ SUGARCREPE = Benchmark(
     load=load, folder=lambda s: "sugarcrepe", roster=tuple(roster.keys()), honours=frozenset({"limit"}),
     notebooks=("08_sugarcrepe",))
 
+#: the paper's short name (captions, ``make check``)
+PAPER = "SugarCrepe"
 BENCHMARKS = (SUGARCREPE,)

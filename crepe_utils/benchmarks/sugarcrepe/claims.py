@@ -19,7 +19,7 @@ from . import reported
 from .analysis import correlation_inputs
 from ...errors import DataError, error_line
 from . import SUBSETS, load_pairs
-from ...claims.base import FAIL, NEEDS, PAPER, PASS, Check
+from ...claims.base import FAIL, NEEDS, PAPER, PASS, Check, Topic
 from .datasets import SUGARCREPE_JSONS
 
 GROUP = "sugarcrepe"
@@ -167,3 +167,13 @@ def sugarcrepe_sections(data_dir=None) -> dict[str, list[Check]]:
 def sugarcrepe_checks(data_dir=None) -> list[Check]:
     """SugarCrepe's checks: granularity and ImageNet correlation of the results table, the released subset sizes."""
     return [row for rows in sugarcrepe_sections(data_dir).values() for row in rows]
+
+
+TOPICS = {"sugarcrepe": Topic(sugarcrepe_checks, "08_sugarcrepe")}
+ORDER = (("sugarcrepe", "published"), ("sugarcrepe", "data"))
+
+
+def sections(results_dir=None, data_dirs=None) -> dict[tuple[str, str], list[Check]]:
+    """SugarCrepe's sections for ``make check``: (topic, section) → rows."""
+    parts = sugarcrepe_sections((data_dirs or {}).get("sugarcrepe"))
+    return {("sugarcrepe", name): rows for name, rows in parts.items()}

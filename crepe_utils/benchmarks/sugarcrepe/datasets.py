@@ -12,6 +12,7 @@ _SC_SOURCES = (
     "RAIVNLab/sugar-crepe@0047054 data/*.json (last changed in 546eb51, 2023-11-18, \"remove a test case with "
     "incorrect caption\"); README: the images are COCO-2017 val",
     "sha256 and sizes: computed from the released files (git blob ids equal to the commit's)",
+    "images: RAIVNLab/sugar-crepe README: SugarCrepe uses the images of the COCO-2017 validation set",
 )
 _SC_NOTES = ("JSON object: index -> {filename, caption, negative_caption}; filename names a COCO val2017 image, "
              "which is not part of this file.")

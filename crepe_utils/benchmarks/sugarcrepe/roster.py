@@ -1,10 +1,12 @@
 """The 17 CLIP checkpoints of SugarCrepe's results table (Hsieh et al., NeurIPS 2023 D&B, arXiv 2306.14610),
 as keys of the checkpoint table (:mod:`crepe_utils.models.checkpoints`), in the table's order and under its names.
 
-The key is the published table's ``imagenet_model``; four of them are CREPE's checkpoints too (the same
-OpenAI weights), so their results are one folder whichever paper asked for them. What each checkpoint is
-(architecture, tag, the activation its weights were trained with, and why it differs from what the table
-or open_clip's tag entry suggests) is the checkpoint table's.
+The key is the published table's ``imagenet_model``; four of them are another paper's checkpoints too (the
+same OpenAI weights), so their results are one folder whichever paper asked for them. What each checkpoint is
+(architecture, tag, the activation its weights were trained with) is the checkpoint table's. Where the names
+differ: ``main_eval.py`` loads OpenAI's RN50, ViT-B-32, ... by their plain names, whose weights are QuickGELU
+(the table's architecture is the ``-quickgelu`` one), and names DataComp small and medium
+``ViT-B-32-quickgelu`` (commented out there), which DataComp trained with GELU ``ViT-B-32``.
 """
 from __future__ import annotations
 

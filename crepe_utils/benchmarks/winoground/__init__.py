@@ -41,4 +41,6 @@ WINOGROUND = Benchmark(
                     ("contiguous", "interleaved"), default="contiguous")),
     load=load, folder=lambda s: "winoground", notebooks=("05_winoground",))
 
+#: the paper's short name (captions, ``make check``)
+PAPER = "Winoground"
 BENCHMARKS = (WINOGROUND,)

@@ -1,9 +1,9 @@
 """Checks of the Winoground paper's claims against its released data and against our evaluations.
 
-Each function returns :class:`crepe_utils.benchmarks.crepe.claims.Check` rows (claim, paper, ours, status) with the
-statuses of :mod:`crepe_utils.benchmarks.crepe.claims`. The data checks take the examples as a DataFrame with
+Each function returns :class:`crepe_utils.claims.base.Check` rows (claim, paper, ours, status) with the
+statuses of :mod:`crepe_utils.claims.base`. The data checks take the examples as a DataFrame with
 Winoground's fields (``examples_text.tsv`` or the real ``examples.jsonl``); claim values come from
-``reported/claims.csv`` (benchmark "winoground") and Table 3 from ``reported/winoground_table3.csv``.
+``reported/claims.csv`` and Table 3 from ``reported/table3.csv``.
 
 Same words, different order [§3.1]: captions are compared as multisets of words after
 lower-casing and stripping punctuation from the ends of each word (so ``"organism,"`` equals
@@ -26,7 +26,7 @@ from collections import Counter
 
 import pandas as pd
 
-from ...claims.base import FAIL, NEEDS, PAPER, PASS, Check
+from ...claims.base import FAIL, NEEDS, PAPER, PASS, Check, Topic
 from . import reported
 from .datasets import WINOGROUND_FILES
 from .metadata import load_examples
@@ -330,3 +330,13 @@ def winoground_sections(results=None, data_dir=None) -> dict[str, list[Check]]:
 def winoground_checks(results=None, data_dir=None) -> list[Check]:
     """Notebook 05's checks: Winoground's text-metadata checks and Table 3."""
     return [row for rows in winoground_sections(results, data_dir).values() for row in rows]
+
+
+TOPICS = {"winoground": Topic(winoground_checks, "05_winoground")}
+ORDER = (("winoground", "data"), ("winoground", "table3"))
+
+
+def sections(results_dir=None, data_dirs=None) -> dict[tuple[str, str], list[Check]]:
+    """Winoground's sections for ``make check``: (topic, section) → rows."""
+    parts = winoground_sections(results_dir, (data_dirs or {}).get("winoground"))
+    return {("winoground", name): rows for name, rows in parts.items()}

@@ -21,7 +21,7 @@ archive). That is what the downloader leaves, and the images are read from the v
 Images are opened by content, not by file name (some ``.png`` files hold JPEG data), and
 converted to RGB (some are RGBA; the alpha channel is dropped, as every peer does). They are
 decoded only when encoded, one batch at a time, so the 800 full-size images never sit in memory
-together. A missing or undecodable image is a :class:`~crepe_utils.benchmarks.crepe.queries.DataError` naming it.
+together. A missing or undecodable image is a :class:`~crepe_utils.errors.DataError` naming it.
 
 Examples are always returned sorted by id. The text-only metadata is read by :mod:`.metadata`.
 """

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .scoring import METRICS, SCORE_COLUMNS, flags, ties
+from .results import load_results
 from .statistics import SUMMARY_COLUMNS, summary_table
 from ...protocol.benchmark import ScoringRule
 from ...protocol.tables import Tables
@@ -68,5 +69,5 @@ def brief(summary: pd.DataFrame, groups=()) -> pd.DataFrame:
 
 
 WINOGROUND_RULE = ScoringRule(
-    "winoground", evaluate, SCORE_DTYPE, honours=frozenset({"n_boot"}), brief=brief,
+    "winoground", evaluate, SCORE_DTYPE, honours=frozenset({"n_boot"}), brief=brief, read=load_results,
     description="text, image and group scores with strict inequalities (eq. 1-3); ties fail, and are counted")

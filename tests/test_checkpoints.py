@@ -1,9 +1,10 @@
-"""SugarCrepe's model table (crepe_utils/models/sugarcrepe_models.py) against the published results table and
-open_clip's own pretrained table, and its rows through the open_clip family's resolution.
+"""The one checkpoint table (crepe_utils/models/checkpoints.py) and the rosters that name its keys: SugarCrepe's
+against its published results table, every open_clip row against open_clip's own pretrained table, and the rows
+through the open_clip family's resolution.
 
-Would notice: a row missing, added or out of the table's order, a tag or architecture that is not the published
-one, an activation that contradicts open_clip's tag entry (the QuickGELU trap), a shared checkpoint described
-two ways, an (architecture, tag) pair that loses its table key, open_clip's HF text tower failing as a download.
+Would notice: a roster row missing, added or out of its table's order, a tag or architecture that is not the
+published one, an activation that contradicts open_clip's tag entry (the QuickGELU trap), a checkpoint described
+twice, an (architecture, tag) pair that loses its key, open_clip's HF text tower failing as a download.
 """
 from __future__ import annotations
 
@@ -12,18 +13,17 @@ import importlib.util
 import pytest
 from open_clip import pretrained as P
 
-from crepe_utils import models
-from crepe_utils.benchmarks.crepe import reported
-from crepe_utils.models import ModelError, QuickGELUMismatch
-from crepe_utils.benchmarks.crepe import roster as registry
-from crepe_utils.benchmarks.sugarcrepe import roster as S
+from crepe_utils import benchmarks, models
+from crepe_utils.benchmarks.crepe import roster as crepe_roster
+from crepe_utils.benchmarks.sugarcrepe import reported, roster as S
+from crepe_utils.models import ModelError, QuickGELUMismatch, checkpoints
 
-ROWS = {m.key: m for m in S.SUGARCREPE_MODELS}
+ROWS = {key: checkpoints.checkpoint(key) for key in S.keys()}
 
 
 def _published_models():
     """The CLIP rows of the published table, one per model, in its order."""
-    pub = reported.sugarcrepe_published()
+    pub = reported.results()
     pub = pub[pub["imagenet_model"].astype(str).str.len() > 0]
     return pub.drop_duplicates("imagenet_model")
 
@@ -33,7 +33,7 @@ def test_the_table_is_the_published_tables_17_models_in_order():
     assert S.keys() == list(pub["imagenet_model"]) and len(S.keys()) == 17
     for r in pub.itertuples():
         row = ROWS[r.imagenet_model]
-        assert row.display == f"{r.group} {r.model}" and row.pretrained == r.open_clip_pretrained
+        assert S.display_names()[r.imagenet_model] == f"{r.group} {r.model}" and row.pretrained == r.open_clip_pretrained
         assert row.architecture.removesuffix("-quickgelu") == r.open_clip_arch.removesuffix("-quickgelu")
 
 
@@ -48,7 +48,9 @@ def test_names_differ_from_the_published_ones_only_for_the_activation():
 
 def test_each_activation_agrees_with_open_clips_tag_entry_where_it_states_one():
     silent = set()
-    for row in S.SUGARCREPE_MODELS:
+    for row in checkpoints.of_family("open_clip"):
+        if row.weights_url:
+            continue        # a release file, not open_clip's source for the tag
         cfg = P.get_pretrained_cfg(row.architecture, row.pretrained)
         assert cfg, f"open_clip has no {row.architecture}/{row.pretrained}"
         if "quick_gelu" in cfg:
@@ -59,21 +61,22 @@ def test_each_activation_agrees_with_open_clips_tag_entry_where_it_states_one():
 
 
 def test_every_row_resolves_with_its_activation():
-    for row in S.SUGARCREPE_MODELS:
+    for row in ROWS.values():
         spec = models.resolve(row.key)
         assert spec.quick_gelu == spec.weights_quick_gelu == row.quick_gelu, row.key
         assert (spec.architecture, spec.pretrained, spec.family) == (row.architecture, row.pretrained, "open_clip")
         assert spec.train_data in ("openai", "other")           # never "laion": that is LAION-400M's split
 
 
-def test_checkpoints_shared_with_crepes_registry_are_described_alike():
-    shared = [k for k in S.keys() if k in registry.model_order()]
+def test_each_checkpoint_is_one_row_whichever_roster_names_it():
+    keys = [c.key for c in checkpoints.CHECKPOINTS]
+    assert len(keys) == len(set(keys))
+    pairs = [(c.architecture, c.pretrained, c.weights_url) for c in checkpoints.of_family("open_clip")]
+    assert len(pairs) == len(set(pairs))                                    # no checkpoint described twice
+    shared = [k for k in S.keys() if k in crepe_roster.model_order()]
     assert shared == ["openai-rn50", "openai-rn101", "openai-vit-b-32", "openai-vit-l-14"]
-    for key in shared:
-        paper = registry.paper_model(key)
-        assert (paper.architecture, paper.pretrained, paper.quick_gelu) == \
-               (ROWS[key].architecture, ROWS[key].pretrained, ROWS[key].quick_gelu)
-        assert models.resolve(key).display == paper.display                 # the registry's row wins
+    for b in benchmarks.BENCHMARKS.values():                                # every roster names table keys
+        assert set(b.roster) <= set(keys), b.name
 
 
 def test_architecture_and_tag_find_the_table_row():
@@ -88,9 +91,9 @@ def test_architecture_and_tag_find_the_table_row():
 
 def test_an_unknown_key_lists_the_table():
     with pytest.raises(ModelError, match="laion2b-vit-h-14"):
-        S.sugarcrepe_model("laion2b-vit-h")
-    assert S.for_checkpoint("ViT-H-14", "laion2b_s32b_b79k").key == "laion2b-vit-h-14"
-    assert S.for_checkpoint("ViT-H-14", "laion2b_s32b_b80k") is None
+        checkpoints.checkpoint("laion2b-vit-h")
+    assert checkpoints.for_open_clip("ViT-H-14", "laion2b_s32b_b79k").key == "laion2b-vit-h-14"
+    assert checkpoints.for_open_clip("ViT-H-14", "laion2b_s32b_b80k") is None
 
 
 @pytest.mark.skipif(importlib.util.find_spec("transformers") is not None, reason="transformers is installed here")
@@ -99,11 +102,12 @@ def test_a_hugging_face_text_tower_without_transformers_names_the_extra():
         models.load_model("laion2b-roberta-vit-b-32", device="cpu")
 
 
-def test_the_models_command_lists_both_tables(capsys):
+def test_the_models_command_lists_the_table_and_every_roster(capsys):
     from crepe_utils.cli import main
     assert main(["models"]) == 0
     out = capsys.readouterr().out
-    crepe, sugar = out.split("SugarCrepe's models:")
-    assert "cyclip-rn50" in crepe and "openai-rn50x64" not in crepe
-    listed = [line.split()[0] for line in sugar.strip().splitlines()[1:]]
-    assert listed == S.keys()
+    table, rosters = out.split("Rosters (evaluate-paper's jobs):")
+    listed = [line.split()[0] for line in table.strip().splitlines()[2:]]
+    assert listed == [c.key for c in checkpoints.CHECKPOINTS]
+    rows = [line.split()[:2] for line in rosters.strip().splitlines()[1:]]
+    assert rows == [[b.name, key] for b in benchmarks.BENCHMARKS.values() for key in b.roster]

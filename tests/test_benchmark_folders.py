@@ -1,0 +1,91 @@
+"""One folder per benchmark: nothing of the package outside a benchmark's folder names it, except the registry
+(``crepe_utils/benchmarks/__init__.py``), the analyses about several benchmarks (``crepe_utils/suite/``) and, for
+CREPE, the toy world (``crepe_utils/toy/``: CREPE's experiment rebuilt on generated data, which writes CREPE's
+files and runs its protocols through the evaluation, above which it sits); and everything a folder declares is
+found through the registry.
+
+A benchmark's names are its ``--benchmark`` names and aliases, its folder's module path, the names of the
+datasets it declares itself (not the image sets it shares) and its paper's short name; "crepe" alone is also the
+project's name (``crepe_utils``, ``CREPE_DATA``), so CREPE is recognised by its protocols' names and its module
+path instead. Would notice: a benchmark's name in a generic module (a branch on it, a hard-coded default, a help
+text listing it), a folder's notebook, dataset or claims topic that the registry does not reach.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from crepe_utils import benchmarks
+from crepe_utils.suite import checks
+
+PACKAGE = Path(__file__).resolve().parent.parent / "crepe_utils"
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+#: where a benchmark may be named outside its folder: (path prefix under crepe_utils/, the folders it may name)
+ALLOWED = {"benchmarks/__init__.py": set(benchmarks.FOLDERS), "suite/": set(benchmarks.FOLDERS), "toy/": {"crepe"}}
+
+
+def names_of(folder: str) -> set[str]:
+    """The words that name the benchmark(s) of one folder."""
+    package = benchmarks.folder(folder)
+    words = {f"benchmarks.{folder}", f"benchmarks/{folder}"}
+    for bench in package.BENCHMARKS:
+        words |= {bench.name, *bench.aliases}
+        words |= {d.name for d in bench.datasets if not d.images}
+    if package.PAPER.lower() != "crepe":
+        words.add(package.PAPER)
+    words = {w for w in words if w.lower() != "crepe"}         # the project's name too: see the docstring
+    if folder == "crepe":
+        words |= {"systematicity", "productivity"}
+    return words
+
+
+def pattern(words: set[str]) -> re.Pattern:
+    return re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+                      + r")(?![A-Za-z0-9_])", re.IGNORECASE)
+
+
+def hits(folder: str, files: dict[str, str]) -> list[str]:
+    """``path:line: word`` for each place outside ``folder`` (and the allowed places) that names it."""
+    found = pattern(names_of(folder))
+    out = []
+    for rel, text in files.items():
+        if rel.startswith(f"benchmarks/{folder}/") or any(rel.startswith(p) and folder in allowed
+                                                              for p, allowed in ALLOWED.items()):
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            match = found.search(line)
+            if match:
+                out.append(f"{rel}:{number}: {match.group(0)}")
+    return out
+
+
+def package_files() -> dict[str, str]:
+    return {p.relative_to(PACKAGE).as_posix(): p.read_text(encoding="utf-8") for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_the_grep_sees_a_name_in_a_generic_module():
+    files = {"engine/core.py": "x = 'sugarcrepe'\n", "benchmarks/sugarcrepe/data.py": "SugarCrepe\n",
+             "suite/blind.py": "SugarCrepe\n", "evaluation.py": "if bench == 'productivity':\n"}
+    assert hits("sugarcrepe", files) == ["engine/core.py:1: sugarcrepe"]
+    assert hits("crepe", files) == ["evaluation.py:1: productivity"]
+    assert hits("crepe", {"toy/build.py": "productivity\n", "paths.py": "CREPE_DATA crepe_utils\n"}) == []
+
+
+@pytest.mark.parametrize("folder", benchmarks.FOLDERS)
+def test_no_module_outside_a_folder_names_its_benchmark(folder):
+    assert hits(folder, package_files()) == []
+
+
+def test_every_notebook_a_benchmark_declares_exists():
+    declared = {nb for b in benchmarks.BENCHMARKS.values() for nb in b.notebooks}
+    assert declared <= {p.stem for p in NOTEBOOKS.glob("*.ipynb")}
+
+
+def test_every_folder_is_reached_by_the_registry():
+    on_disk = {p.parent.name for p in (PACKAGE / "benchmarks").glob("*/__init__.py")}
+    assert on_disk == set(benchmarks.FOLDERS)
+    declared = {d.name for b in benchmarks.BENCHMARKS.values() for d in b.datasets}
+    assert declared == set(benchmarks.DATASETS.names)              # every dataset has its `make data-<name>`
+    assert {name for name, _ in checks.make_check_order()} == set(checks.topics())
