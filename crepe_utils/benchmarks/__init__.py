@@ -19,7 +19,7 @@ from ..settings import EvaluationSettings
 from ..protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources
 
 #: The benchmark folders, in the order they are listed everywhere.
-FOLDERS = ("crepe", "winoground", "sugarcrepe")
+FOLDERS = ("crepe", "winoground", "sugarcrepe", "valse")
 
 
 def folder(name: str) -> ModuleType:

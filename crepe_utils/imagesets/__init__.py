@@ -1,1 +1,52 @@
-"""TODO"""
+"""The image sets benchmarks share, each a dataset (:class:`crepe_utils.download.datasets.Dataset`) with the index
+that finds its files; and :class:`Composite`, for a benchmark whose items come from several sets.
+
+``visual_genome``  Visual Genome 1.2, by image id (``VG_100K/``, ``VG_100K_2/``)
+``coco``           COCO 2017 validation images, and COCO 2014's train and validation images, by file name
+``visual7w``       Visual7W's images, by file name
+``swig``           SWiG's 512-pixel images, by file name
+``visdial``        Visual Dialog v1.0's validation images, by file name
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+
+class Composite:
+    """The engine's image index over several sets: an image id is ``<set>/<id in that set>``. Each set's index is
+    built the first time one of its images is asked for, so a run reads only the folders its items need."""
+
+    remedy = "Run the `make data-<set>` target each missing image's set names"
+
+    def __init__(self, indexes: dict[str, Callable[[], object]]):
+        self._make, self._built = dict(indexes), {}
+        self.root = None
+
+    def _index(self, name: str):
+        if name not in self._built:
+            self._built[name] = self._make[name]()
+        return self._built[name]
+
+    @staticmethod
+    def split(image_id: str) -> tuple[str, str]:
+        name, _, inner = str(image_id).partition("/")
+        return name, inner
+
+    def missing(self, image_ids) -> list[str]:
+        by_set: dict[str, list[str]] = {}
+        for image_id in dict.fromkeys(image_ids):
+            name, inner = self.split(image_id)
+            by_set.setdefault(name, []).append(inner)
+        return [f"{name}/{inner}" for name, inners in by_set.items() for inner in self._index(name).missing(inners)]
+
+    def locator(self, image_id: str):
+        name, inner = self.split(image_id)
+        return self._index(name).locator(inner)
+
+    def stamp(self, image_id: str) -> str:
+        name, inner = self.split(image_id)
+        return self._index(name).stamp(inner)
+
+    def describe(self, image_id: str) -> str:
+        name, inner = self.split(image_id)
+        return self._index(name).describe(inner)

@@ -55,3 +55,38 @@ class CocoImages(ImageFolder):
                          remedy="Run `make data-coco` (re-download), or point --image-dir/COCO_IMAGES at the images",
                          absent="Download COCO val2017 with `make data-coco` (or `python -m crepe_utils download "
                                 "coco --dest DIR`), or set COCO_IMAGES.")
+
+
+#: a COCO 2014 file name: its split, then the image id zero-padded to 12 digits
+COCO2014_FILE_NAME = re.compile(r"COCO_(val|train)2014_\d{12}\.jpg")
+_COCO2014_NOTES = ("No checksum is published: the sha256 and size of the first download are recorded and later runs "
+                   "are checked against that record. The 2014 and 2017 releases hold the same images split "
+                   "differently, under other names: no lookup falls back from one to the other.")
+
+COCO2014 = Dataset(
+    name="coco2014", folder="coco", variable="COCO_IMAGES",
+    description="COCO 2014 train and validation images (two zips, about 19 GB), beside val2017 in COCO's folder",
+    images=True,
+    files=tuple(
+        RemoteFile(
+            name=f"coco-{split}2014", dataset="coco2014",
+            description=f"COCO 2014 {split} images ({split}2014/COCO_{split}2014_<12-digit id>.jpg)",
+            filename=f"{split}2014.zip", url=f"http://images.cocodataset.org/zips/{split}2014.zip",
+            approx_size=size, extract=Extraction(f"{split}2014", root_required=True),
+            licence=_COCO_LICENCE, notes=_COCO2014_NOTES,
+            sources=("URL: cocodataset.org/#download (2014 Train images [83K/13GB], 2014 Val images [41K/6GB])",))
+        for split, size in (("val", 6_000_000_000), ("train", 13_000_000_000))),
+)
+
+
+def _coco2014_id(name: str) -> str | None:
+    return name if COCO2014_FILE_NAME.fullmatch(name) else None
+
+
+class Coco2014Images(ImageFolder):
+    """COCO 2014 file names mapped to files: ``val2014/``, ``train2014/``, then the folder itself."""
+
+    def __init__(self, image_dir: str | os.PathLike | None = None):
+        super().__init__(COCO2014.dir(image_dir), ("val2014", "train2014", ""), _coco2014_id,
+                         remedy="Run `make data-coco2014` (re-download), or point COCO_IMAGES at the images",
+                         absent="Download COCO 2014 with `make data-coco2014`, or set COCO_IMAGES.")

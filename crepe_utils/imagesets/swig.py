@@ -1,0 +1,41 @@
+"""SWiG's images (Pratt et al., ECCV 2020; imSitu's images at 512 px): where they come from, found by file name."""
+from __future__ import annotations
+
+import os
+import re
+
+from ..download.datasets import Dataset, Extraction, RemoteFile
+from ..engine.images import ImageFolder
+
+FILE_NAME = re.compile(r"[a-z]+_\d+\.jpg")
+
+SWIG = Dataset(
+    name="swig", folder="swig", variable="SWIG_IMAGES",
+    description="SWiG's images at 512 px (one zip, <verb>_<n>.jpg; size not published)",
+    images=True,
+    files=(
+        RemoteFile(
+            name="swig-images", dataset="swig",
+            description="SWiG images (imSitu's, resized to 512 px; unpacked into images_512/)",
+            filename="images_512.zip", url="https://swig-data-weights.s3.us-east-2.amazonaws.com/images_512.zip",
+            extract=Extraction("images_512"),
+            licence="imSitu / SWiG images: research use (their Flickr and web sources' terms)",
+            notes="No checksum or size is published: the sha256 and size of the first download are recorded and "
+                  "later runs are checked against that record.",
+            sources=("URL: allenai/swig README, section 1 (images)",),
+        ),
+    ),
+)
+
+
+def _id(name: str) -> str | None:
+    return name if FILE_NAME.fullmatch(name) else None
+
+
+class SwigImages(ImageFolder):
+    """SWiG's file names mapped to files: ``images_512/`` first, then the folder itself."""
+
+    def __init__(self, image_dir: str | os.PathLike | None = None):
+        super().__init__(SWIG.dir(image_dir), ("images_512", ""), _id,
+                         remedy="Run `make data-swig` (re-download), or set SWIG_IMAGES to the images",
+                         absent="Download SWiG's images with `make data-swig`, or set SWIG_IMAGES.")
