@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from crepe_utils.benchmarks.crepe.datasets import CREPE_CSVS
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -315,7 +316,7 @@ def memory_child(data_dir: str, scale: int) -> None:
 
 def main() -> None:
     from crepe_utils import paths
-    data_dir = paths.crepe_dir(ARGS.data_dir)
+    data_dir = CREPE_CSVS.existing(ARGS.data_dir)
     if data_dir is None:
         sys.exit("no CREPE productivity CSVs: pass --data-dir or run `make data`")
     import torch

@@ -32,6 +32,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from bench_engine import TINY, load_subset, make_images  # noqa: E402
+from crepe_utils.benchmarks.crepe.datasets import CREPE_CSVS
 
 
 def cpu_seconds() -> float:
@@ -71,7 +72,7 @@ def main() -> None:
     from crepe_utils.engine import core as engine
     from crepe_utils import paths
     from crepe_utils.imagesets.visual_genome import ImageIndex
-    data_dir = paths.crepe_dir(ARGS.data_dir)
+    data_dir = CREPE_CSVS.existing(ARGS.data_dir)
     if data_dir is None:
         sys.exit("no CREPE productivity CSVs: pass --data-dir or run `make data`")
     if ARGS.threads:

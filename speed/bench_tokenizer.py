@@ -27,6 +27,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from crepe_utils.benchmarks.crepe.datasets import CREPE_CSVS
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -77,7 +78,7 @@ def main() -> None:
     from crepe_utils.models import fast_tokenizer
     from crepe_utils import paths
 
-    data_dir = None if ARGS.synthetic else paths.crepe_dir(ARGS.data_dir)
+    data_dir = None if ARGS.synthetic else CREPE_CSVS.existing(ARGS.data_dir)
     if data_dir is not None:
         texts, source = real_captions(data_dir), f"real productivity captions, {data_dir}"
     else:

@@ -336,19 +336,24 @@ def synthetic_winoground(root: Path, layout: str = "folder") -> Path:
 
 # ------------------------------------------------------------------------------ engine results as tables
 
-def per_query_table(result):
-    """The whole per-query table of an engine result at once (the results writer streams it in chunks)."""
+def per_query_table(result, groups=None):
+    """The whole per-query table of an engine result at once (the results writer streams it in chunks); ``groups``:
+    the benchmark's grouping fields (default: CREPE's)."""
     import pandas as pd
     from crepe_utils import metrics
     from crepe_utils.protocol import retrieval
+    from crepe_utils.results import store
     ranks = metrics.ranks_from_flat(result.scores, result.offsets)
-    return pd.concat(list(retrieval.per_query_frames(result, ranks)), ignore_index=True)
+    return pd.concat(list(retrieval.per_query_frames(result, ranks, groups or store.LEGACY_GROUPS)), ignore_index=True)
 
 
 def retrieval_summary(result, loaded, n_boot: int = 50, tie_policy: str = "pessimistic"):
     """The retrieval summary table of an engine result on ``loaded`` (a benchmarks.Loaded)."""
     from crepe_utils import metrics
-    from crepe_utils.protocol import retrieval
+    from crepe_utils.protocol import Loaded, retrieval
+    from crepe_utils.results import store
+    if not isinstance(loaded, Loaded):          # a CREPE QuerySet: its queries, grouped as CREPE's are
+        loaded = Loaded(loaded.queries, loaded.issues, groups=store.LEGACY_GROUPS)
     ranks = metrics.ranks_from_flat(result.scores, result.offsets)
     return retrieval.summary_table(result, loaded, ranks, tie_policy, n_boot)
 

@@ -65,8 +65,8 @@ def install(kill: str, at: int, loaded, out: Path) -> None:
     elif kill == "write":
         real_frames = retrieval.per_query_frames
 
-        def frames(result, ranks, chunk=retrieval.PER_QUERY_CHUNK):
-            for i, frame in enumerate(real_frames(result, ranks, chunk=10)):
+        def frames(result, ranks, groups, chunk=retrieval.PER_QUERY_CHUNK):
+            for i, frame in enumerate(real_frames(result, ranks, groups, chunk=10)):
                 if i == at:
                     die()
                 yield frame

@@ -21,6 +21,9 @@ from crepe_utils.benchmarks.crepe.queries import load_productivity
 from crepe_utils.download.datasets import Checksum, DatasetTableError, Extraction, RemoteFile
 from crepe_utils.download import MARKER_NAME, RECORD_NAME, DownloadError, Downloader
 from crepe_utils.download.transport import TransferPolicy
+from crepe_utils import benchmarks
+from crepe_utils.suite import download as download_command
+from crepe_utils.benchmarks.winoground import datasets as wg_datasets
 from loopback import (PROD_CSV, PROD_ROWS, Fault, LoopbackServer, git_blob_sha1, make_zip, prod_archive, sha256,
                       syst_archive)
 
@@ -58,7 +61,7 @@ def hermetic_env(monkeypatch, tmp_path):
 def prod_entry(server: LoopbackServer, data: bytes, **changes) -> RemoteFile:
     """The table's CREPE productivity entry, pointed at the server and pinned to ``data``."""
     server.files.setdefault("/prod_hard_negatives.zip", data)
-    entry = next(f for f in datasets.FILES if f.name == "crepe-prod")
+    entry = next(f for f in benchmarks.DATASETS.files() if f.name == "crepe-prod")
     fields = dict(url=server.url("prod_hard_negatives.zip"), mirrors=(),
                   checksum=Checksum("git-blob-sha1", git_blob_sha1(data)))
     return replace(entry, **{**fields, **changes})
@@ -287,7 +290,7 @@ def test_no_network_gives_a_clear_error(prod_zip, tmp_path):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}/prod_hard_negatives.zip"
-    entry = replace(next(f for f in datasets.FILES if f.name == "crepe-prod"), url=url, mirrors=())
+    entry = replace(next(f for f in benchmarks.DATASETS.files() if f.name == "crepe-prod"), url=url, mirrors=())
     with pytest.raises(DownloadError) as err:
         make_downloader([entry], tmp_path).run()
     assert f"{url}: cannot connect" in str(err.value) and "CREPE_MIRROR" in str(err.value)
@@ -318,8 +321,8 @@ def test_winoground_without_token_fails_before_any_request(tmp_path, monkeypatch
         raise AssertionError("a request was made without a token")
 
     monkeypatch.setattr(download.transport.Transport, "_open", no_requests)
-    entries = datasets.files_for("winoground", environ={})
-    assert download.hub_token({"HF_HOME": str(tmp_path)}) is None
+    entries = benchmarks.DATASETS.files_for("winoground", environ={})
+    assert download_command.hub_token({"HF_HOME": str(tmp_path)}) is None
     with pytest.raises(DownloadError) as err:
         make_downloader(entries, tmp_path / "wg").run()
     message = str(err.value)
@@ -330,10 +333,10 @@ def test_winoground_without_token_fails_before_any_request(tmp_path, monkeypatch
 
 
 def test_token_sources(tmp_path):
-    assert download.hub_token({"HUGGING_FACE_HUB_TOKEN": " hf_b "}) == "hf_b"
-    assert download.hub_token({"HF_TOKEN": "hf_a", "HUGGING_FACE_HUB_TOKEN": "hf_b"}) == "hf_a"
+    assert download_command.hub_token({"HUGGING_FACE_HUB_TOKEN": " hf_b "}) == "hf_b"
+    assert download_command.hub_token({"HF_TOKEN": "hf_a", "HUGGING_FACE_HUB_TOKEN": "hf_b"}) == "hf_a"
     (tmp_path / "token").write_text("hf_from_login\n")          # what `huggingface-cli login` writes
-    assert download.hub_token({"HF_HOME": str(tmp_path)}) == "hf_from_login"
+    assert download_command.hub_token({"HF_HOME": str(tmp_path)}) == "hf_from_login"
 
 
 def test_winoground_with_token_sends_it_and_records_the_commit(server, tmp_path):
@@ -342,13 +345,13 @@ def test_winoground_with_token_sends_it_and_records_the_commit(server, tmp_path)
     server.headers["/examples.jsonl"] = {"X-Repo-Commit": "c" * 40}
     server.headers["/images.zip"] = {"X-Linked-Etag": f'"{sha256(images)}"', "X-Repo-Commit": "c" * 40}
     dest = tmp_path / "wg"
-    make_downloader(datasets.files_for("winoground", environ=env), dest, token="hf_fixture").run()
+    make_downloader(benchmarks.DATASETS.files_for("winoground", environ=env), dest, token="hf_fixture").run()
 
     assert {headers.get("Authorization") for _, headers in server.requests} == {"Bearer hf_fixture"}
     assert (dest / "images/ex_0_img_1.png").read_bytes() == b"png1"
     info = record(dest)
     assert info["examples.jsonl"]["resolved_revision"] == "c" * 40
-    assert info["images.zip"]["revision"] == datasets.WINOGROUND_REVISION
+    assert info["images.zip"]["revision"] == wg_datasets.WINOGROUND_REVISION
     assert info["images.zip"]["sha256"] == sha256(images)
 
 
@@ -357,7 +360,7 @@ def test_winoground_hub_checksum_mismatch_is_refused(server, tmp_path):
     env = winoground_override(server, tmp_path, images)
     server.headers["/images.zip"] = {"X-Linked-Etag": '"' + "0" * 64 + '"'}
     with pytest.raises(DownloadError, match="X-Linked-Etag"):
-        make_downloader(datasets.files_for("winoground", environ=env), tmp_path / "wg", token="hf_x").run()
+        make_downloader(benchmarks.DATASETS.files_for("winoground", environ=env), tmp_path / "wg", token="hf_x").run()
     assert not (tmp_path / "wg/images.zip").exists()
 
 
@@ -366,15 +369,15 @@ def test_winoground_refused_token_explains_the_gating(server, tmp_path, status, 
     env = winoground_override(server, tmp_path, make_zip({"images/a.png": b"a"}))
     server.faults["/examples.jsonl"] = [Fault(status=status)]
     with pytest.raises(DownloadError, match=f"(?s)HTTP {status}.*{explanation}.*accept the terms"):
-        make_downloader(datasets.files_for("winoground", environ=env), tmp_path / "wg", token="hf_x").run()
+        make_downloader(benchmarks.DATASETS.files_for("winoground", environ=env), tmp_path / "wg", token="hf_x").run()
 
 
 def test_winoground_missing_at_pinned_revision_suggests_an_override(server, tmp_path):
     env = winoground_override(server, tmp_path, make_zip({"images/a.png": b"a"}))
     del server.files["/examples.jsonl"]
     with pytest.raises(DownloadError) as err:
-        make_downloader(datasets.files_for("winoground", environ=env), tmp_path / "wg", token="hf_x").run()
-    assert "HTTP 404" in str(err.value) and datasets.WINOGROUND_REVISION in str(err.value)
+        make_downloader(benchmarks.DATASETS.files_for("winoground", environ=env), tmp_path / "wg", token="hf_x").run()
+    assert "HTTP 404" in str(err.value) and wg_datasets.WINOGROUND_REVISION in str(err.value)
     assert '{"winoground-examples": {"revision": "main"}}' in str(err.value)
 
 
@@ -382,7 +385,7 @@ def test_token_is_not_forwarded_to_another_host(server, tmp_path):
     env = winoground_override(server, tmp_path, make_zip({"images/a.png": b"a"}))
     server.files["/elsewhere/examples.jsonl"] = server.files["/examples.jsonl"]
     server.redirects["/examples.jsonl"] = server.url("elsewhere/examples.jsonl").replace("127.0.0.1", "localhost")
-    entries = datasets.files_for("winoground", environ=env)[:1]
+    entries = benchmarks.DATASETS.files_for("winoground", environ=env)[:1]
     make_downloader(entries, tmp_path / "wg", token="hf_secret").run()
     first, second = server.requests[0][1], server.requests[1][1]
     assert first["Authorization"] == "Bearer hf_secret" and "Authorization" not in second
@@ -390,7 +393,7 @@ def test_token_is_not_forwarded_to_another_host(server, tmp_path):
 
 
 def test_mirror_never_receives_the_token(server, tmp_path):
-    entries = datasets.files_for("winoground", environ={datasets.MIRROR_ENV: server.base + "/"})
+    entries = benchmarks.DATASETS.files_for("winoground", environ={datasets.MIRROR_ENV: server.base + "/"})
     assert [e.url for e in entries] == [server.url("examples.jsonl"), server.url("images.zip")]
     assert not any(e.hub for e in entries)
 
@@ -398,7 +401,7 @@ def test_mirror_never_receives_the_token(server, tmp_path):
 # ------------------------------------------------------------------------------- table and overrides
 
 def test_table_pins_what_the_reference_gives():
-    by_name = {f.name: f for f in datasets.FILES}
+    by_name = {f.name: f for f in benchmarks.DATASETS.files()}
     assert by_name["crepe-prod"].urls()[0] == (
         "https://raw.githubusercontent.com/RAIVNLab/CREPE/1fa81c425f442396fe304f170c8eb6dc0747c814/"
         "data/prod_hard_negatives.zip")
@@ -406,14 +409,14 @@ def test_table_pins_what_the_reference_gives():
     assert by_name["vg-images-1"].checksum is None and by_name["vg-images-1"].extract.folder == "VG_100K"
     wg_images = by_name["winoground-images"].urls()[0]
     assert "/resolve/b400e173549071916ad1b3d449293bc8d8b4b763/data/images.zip" in wg_images
-    assert all(f.sources and f.licence for f in datasets.FILES)
+    assert all(f.sources and f.licence for f in benchmarks.DATASETS.files())
 
 
 SUGARCREPE_SUBSETS = ["add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj"]
 
 
 def test_sugarcrepe_table_pins_the_commit_and_the_seven_files(monkeypatch, tmp_path):
-    entries = datasets.files_for("sugarcrepe", environ={})
+    entries = benchmarks.DATASETS.files_for("sugarcrepe", environ={})
     assert [e.filename for e in entries] == [f"{s}.json" for s in SUGARCREPE_SUBSETS]
     assert entries[4].urls() == (
         "https://raw.githubusercontent.com/RAIVNLab/sugar-crepe/0047054b243992f0fad63d6f64f7544862daf846/"
@@ -423,16 +426,16 @@ def test_sugarcrepe_table_pins_the_commit_and_the_seven_files(monkeypatch, tmp_p
                and e.licence.startswith("MIT") and e.sources for e in entries)
     monkeypatch.delenv("SUGARCREPE_DATA", raising=False)       # `make test` exports the Makefile's default
     monkeypatch.setenv("CREPE_DATA", str(tmp_path))
-    assert download.default_destination("sugarcrepe") == tmp_path / "sugarcrepe"
+    assert benchmarks.DATASETS.get("sugarcrepe").dir() == tmp_path / "sugarcrepe"
     monkeypatch.setenv("SUGARCREPE_DATA", str(tmp_path / "elsewhere"))
-    assert download.default_destination("sugarcrepe") == tmp_path / "elsewhere"
+    assert benchmarks.DATASETS.get("sugarcrepe").dir() == tmp_path / "elsewhere"
 
 
 @pytest.mark.shared
 def test_sugarcrepe_checksums_and_sizes_are_the_released_files(shared_sugarcrepe):
     released = {p.name: p.read_bytes() for p in shared_sugarcrepe.glob("*.json")}
     assert sorted(released) == sorted(f"{s}.json" for s in SUGARCREPE_SUBSETS)
-    for entry in datasets.files_for("sugarcrepe", environ={}):
+    for entry in benchmarks.DATASETS.files_for("sugarcrepe", environ={}):
         data = released[entry.filename]
         assert (entry.checksum.value, entry.size) == (sha256(data), len(data)), entry.filename
         triples = len(json.loads(data))
@@ -444,13 +447,13 @@ def test_override_errors_name_the_file_and_the_problem(tmp_path):
     override = tmp_path / "o.json"
     override.write_text(json.dumps({"crepe-prodd": {"url": "x"}}))
     with pytest.raises(DatasetTableError, match=r"unknown entries \['crepe-prodd'\]"):
-        datasets.files_for("crepe", environ={datasets.OVERRIDE_ENV: str(override)})
+        benchmarks.DATASETS.files_for("crepe", environ={datasets.OVERRIDE_ENV: str(override)})
     override.write_text(json.dumps({"crepe-prod": {"checksum": {"kind": "sha256", "value": "abc"}}}))
     with pytest.raises(DatasetTableError, match="64 lower-case hex digits"):
-        datasets.files_for("crepe", environ={datasets.OVERRIDE_ENV: str(override)})
+        benchmarks.DATASETS.files_for("crepe", environ={datasets.OVERRIDE_ENV: str(override)})
     override.write_text(json.dumps({"crepe-prod": {"sha": "x"}}))
     with pytest.raises(DatasetTableError, match=r"unknown field\(s\) \['sha'\]"):
-        datasets.files_for("crepe", environ={datasets.OVERRIDE_ENV: str(override)})
+        benchmarks.DATASETS.files_for("crepe", environ={datasets.OVERRIDE_ENV: str(override)})
 
 
 # ------------------------------------------------------------------------------- end to end

@@ -21,7 +21,8 @@ import helpers
 from crepe_utils.engine import encoders
 from crepe_utils.engine import tokenizing
 from crepe_utils import models
-from crepe_utils.benchmarks.crepe import roster as registry
+from crepe_utils.benchmarks.crepe import roster
+from crepe_utils.models import checkpoints
 from crepe_utils.errors import ModelError
 
 TEXTS = ["a red dog on the table", "The Cat under a wooden chair", "old man next to a car", "tree",
@@ -35,21 +36,13 @@ def _images(seed=0):
 
 # ------------------------------------------------------------------------------ the interface
 
-def test_every_registry_row_names_a_family_with_a_loader():
-    for row in registry.PAPER_MODELS:
-        assert row.loader in models.FAMILIES, row.key
-        assert models.family_of(row.key).name == row.loader
-    assert {r.loader for r in registry.PAPER_MODELS} == {"open_clip", "cyclip", "albef", "flava"}
-    assert all(r.evaluable for r in registry.PAPER_MODELS)
+def test_every_checkpoint_names_a_family_with_a_loader():
+    for row in checkpoints.CHECKPOINTS:
+        assert row.family in models.FAMILIES, row.key
+        assert models.family_of(row.key).name == row.family
+    crepe = {checkpoints.checkpoint(k).family for k in roster.model_order()}
+    assert crepe == {"open_clip", "cyclip", "albef", "flava"}
     assert models.family_of("ViT-B-32").name == "open_clip"
-
-
-def test_a_row_with_published_numbers_only_says_so(monkeypatch):
-    import dataclasses
-    row = dataclasses.replace(registry.paper_model("albef-14m"), loader=registry.PUBLISHED_ONLY, note="no code")
-    monkeypatch.setattr(registry, "_BY_KEY", {**registry._BY_KEY, row.key: row})
-    with pytest.raises(ModelError, match="published numbers only: no code"):
-        models.resolve("albef-14m")
 
 
 def test_models_listing_shows_each_family_loader_and_the_vg_caveat(capsys):
@@ -60,8 +53,8 @@ def test_models_listing_shows_each_family_loader_and_the_vg_caveat(capsys):
         line = next(ln for ln in out.splitlines() if key in ln)
         assert "published numbers only" not in line
     assert all(models.FAMILIES[f].loader in out for f in ("cyclip", "albef", "flava"))
-    from crepe_utils.suite.models import registry_table
-    table = registry_table().set_index("key")
+    from crepe_utils.suite.models import checkpoint_table
+    table = checkpoint_table().set_index("key")
     assert "Visual Genome" in table.loc["albef-14m", "caveat"] and "Visual Genome" in table.loc["flava", "caveat"]
     assert table.loc["cyclip-rn50", "caveat"] == "—"
 

@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from crepe_utils.models import spec as S
+from crepe_utils import digests as S
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from crepe_utils import models
-from crepe_utils.benchmarks.crepe import reported
-from crepe_utils.benchmarks.crepe import roster as registry
+from crepe_utils.benchmarks.crepe import reported, roster
+from crepe_utils.models import checkpoints, imagenet as imagenet_table
 from crepe_utils.models import ModelError, QuickGELUMismatch
 
 
@@ -30,7 +30,7 @@ def test_gelu_weights_in_a_quickgelu_architecture_are_refused():
 
 
 def test_every_open_clip_paper_model_resolves_consistently():
-    for row in registry.paper_models(loader="open_clip"):
+    for row in checkpoints.of_family("open_clip"):
         spec = models.resolve(row.key)
         assert spec.quick_gelu == row.quick_gelu == spec.weights_quick_gelu, row.key
         assert spec.display == row.display
@@ -91,12 +91,12 @@ def test_save_checkpoint_round_trip(tiny_model, tmp_path):
         assert torch.equal(a, b)
 
 
-def test_registry_covers_the_published_tables():
-    keys = set(registry.model_order())
-    assert len(keys) == len(registry.PAPER_MODELS)
+def test_the_roster_covers_the_published_tables():
+    keys = set(roster.model_order())
+    assert len(keys) == len(roster.PRODUCTIVITY_MODELS) == 15
     assert set(reported.productivity()["model"]) == keys
-    assert set(reported.systematicity()["model"]) == {m.key for m in registry.paper_models(systematicity=True)}
-    imagenet = reported.imagenet()
-    assert all(m.key in imagenet.index for m in registry.paper_models(loader="open_clip"))
+    assert set(reported.systematicity()["model"]) == set(roster.SYSTEMATICITY_MODELS)
+    imagenet = imagenet_table.top1()
+    assert all(k in imagenet.index for k in keys if checkpoints.checkpoint(k).family == "open_clip")
     with pytest.raises(ModelError, match="known keys"):
-        registry.paper_model("no-such-model")
+        checkpoints.checkpoint("no-such-model")

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from crepe_utils.benchmarks.crepe import reported
-from crepe_utils.benchmarks.crepe import roster as registry
+from crepe_utils.benchmarks.crepe import reported, roster
+from crepe_utils.benchmarks.winoground import reported as winoground_reported
+from crepe_utils.models import checkpoints, imagenet
+
+OPEN_CLIP = [k for k in roster.model_order() if checkpoints.checkpoint(k).family == "open_clip"]
 
 
 def test_systematicity_table_is_complete():
@@ -22,7 +25,7 @@ def test_productivity_table_is_complete():
 
 
 def test_winoground_table3():
-    df = reported.winoground_table3()
+    df = winoground_reported.table3()
     clip = df.set_index("model").loc["CLIP (ViT-B/32)"]
     assert (clip["text"], clip["image"], clip["group"]) == (30.75, 10.50, 8.00)
     assert len(df) == 21
@@ -32,12 +35,12 @@ def test_winoground_table3():
 
 
 def test_imagenet_sources_cover_the_open_clip_models():
-    for source in reported.IMAGENET_SOURCES:
-        s = reported.imagenet(source)
-        for m in registry.paper_models(loader="open_clip"):
-            assert 30 < s[m.key] < 80, (source, m.key)
+    for source in imagenet.SOURCES:
+        s = imagenet.top1(source)
+        for key in OPEN_CLIP:
+            assert 30 < s[key] < 80, (source, key)
     with pytest.raises(ValueError, match="unknown ImageNet source"):
-        reported.imagenet("wikipedia")
+        imagenet.top1("wikipedia")
 
 
 def test_claims_have_sources():
@@ -51,4 +54,4 @@ def test_claims_have_sources():
 def test_wide_table_deltas():
     w = reported.systematicity_wide().set_index(["model", "hn_type"])
     assert w.loc[("laion400m-vit-b-32", "atom"), "delta"] == pytest.approx(-12.57)
-    assert list(w.index.get_level_values(0).unique()) == [m.key for m in registry.paper_models(systematicity=True)]
+    assert list(w.index.get_level_values(0).unique()) == list(roster.SYSTEMATICITY_MODELS)

@@ -23,6 +23,8 @@ from loopback import PROD_CSV, Fault, LoopbackServer, git_blob_sha1, prod_archiv
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SUBSETS = ["add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj"]
+PIECES = ["existence", "plurals", "counting-hard", "counting-small-quant", "counting-adversarial", "relations",
+          "action-replacement", "actant-swap", "coreference-standard", "coreference-hard", "foil-it"]
 SYST_CSV = "syst_hard_negatives/syst_vg_hard_negs_seen_compounds_in_laion.csv"
 HANG_GUARD_S = 20      # a generous bound: only catches a hang, the offline runs take well under a second here
 
@@ -32,12 +34,19 @@ def sugarcrepe_json(subset: str) -> bytes:
                              "negative_caption": f"a {subset} negative"}}).encode()
 
 
+def valse_json(piece: str) -> bytes:
+    return json.dumps({f"{piece}_0": {"dataset": "coco2017", "image_file": "000000000139.jpg", "caption": "a cat",
+                                      "foil": "a dog", "mturk": {"caption": 3, "foil": 0, "other": 0}}},
+                      indent=4).encode()
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> dict[str, bytes]:
     """Every released-text file, by name on the server: fixture archives and fixture JSONs."""
     files = {"prod_hard_negatives.zip": prod_archive(tmp_path_factory.mktemp("prod")),
              "syst_hard_negatives.zip": syst_archive(tmp_path_factory.mktemp("syst"))}
     files.update({f"{s}.json": sugarcrepe_json(s) for s in SUBSETS})
+    files.update({f"{p}.json": valse_json(p) for p in PIECES})
     return files
 
 
@@ -54,7 +63,7 @@ def env(monkeypatch, tmp_path, served) -> dict[str, str]:
     """The process environment of a user with an empty data folder, the fixtures' checksums pinned by an
     override; ``CREPE_MIRROR`` is left to each test. Applied to this process and returned for subprocesses."""
     for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
-                 "HF_TOKEN_PATH", "SUGARCREPE_DATA", "WINOGROUND_DATA", datasets.MIRROR_ENV):
+                 "HF_TOKEN_PATH", "SUGARCREPE_DATA", "WINOGROUND_DATA", "VALSE_DATA", datasets.MIRROR_ENV):
         monkeypatch.delenv(name, raising=False)
     override = {"crepe-prod": {"checksum": {"kind": "git-blob-sha1",
                                             "value": git_blob_sha1(served["prod_hard_negatives.zip"])}},
@@ -63,6 +72,8 @@ def env(monkeypatch, tmp_path, served) -> dict[str, str]:
     override.update({f"sugarcrepe-{s.replace('_', '-')}": {
         "checksum": {"kind": "sha256", "value": sha256(served[f"{s}.json"])}, "size": len(served[f"{s}.json"])}
         for s in SUBSETS})
+    override.update({f"valse-{p}": {"checksum": {"kind": "sha256", "value": sha256(served[f"{p}.json"])},
+                                    "size": len(served[f"{p}.json"])} for p in PIECES})
     (tmp_path / "override.json").write_text(json.dumps(override))
     values = {"CREPE_DATA": str(tmp_path / "data"), datasets.OVERRIDE_ENV: str(tmp_path / "override.json"),
               "HF_HOME": str(tmp_path / "hf-home"), "no_proxy": "*"}
@@ -98,12 +109,15 @@ def dead_port() -> int:
 
 # ------------------------------------------------------------------------------- fetching
 
-def test_missing_crepe_and_sugarcrepe_are_fetched_and_verified(server, env, served, tmp_path, monkeypatch):
+def test_missing_crepe_sugarcrepe_and_valse_are_fetched_and_verified(server, env, served, tmp_path, monkeypatch):
     monkeypatch.setenv(datasets.MIRROR_ENV, server.base)
     outcomes = {o.dataset: o for o in released.fetch_released_text()}
 
     data = tmp_path / "data"
-    assert [o.status for o in outcomes.values()] == ["fetched", "missing", "fetched"]   # crepe, winoground, sugarcrepe
+    assert outcomes.keys() == {"crepe", "winoground", "sugarcrepe", "valse"}
+    assert {k: o.status for k, o in outcomes.items()} == {"crepe": "fetched", "winoground": "missing",
+                                                          "sugarcrepe": "fetched", "valse": "fetched"}
+    assert (data / "valse" / "foil-it.json").read_bytes() == served["foil-it.json"]
     assert (data / "crepe" / PROD_CSV).is_file() and (data / "crepe" / SYST_CSV).is_file()
     for subset in SUBSETS:
         assert (data / "sugarcrepe" / f"{subset}.json").read_bytes() == served[f"{subset}.json"]
@@ -230,7 +244,7 @@ def test_a_copy_in_another_layout_counts_as_present(server, env, tmp_path, monke
     monkeypatch.setenv("WINOGROUND_DATA", str(winoground))
     monkeypatch.setenv(datasets.MIRROR_ENV, server.base)
     outcomes = {o.dataset: o.status for o in released.fetch_released_text()}
-    assert outcomes == {"crepe": "present", "winoground": "present", "sugarcrepe": "fetched"}
+    assert outcomes == {"crepe": "present", "winoground": "present", "sugarcrepe": "fetched", "valse": "fetched"}
 
 
 def test_winoground_is_never_fetched_even_with_a_token(server, env, monkeypatch):
@@ -274,9 +288,9 @@ def test_offline_is_one_line_per_dataset_exit_0_within_seconds(env, tmp_path, mi
     assert done.returncode == 0, done.stderr
     assert took < HANG_GUARD_S
     by = lines_by_dataset(done.stdout)
-    assert sorted(by) == ["crepe", "sugarcrepe", "winoground"]
+    assert sorted(by) == ["crepe", "sugarcrepe", "valse", "winoground"]
     assert "syst_hard_negatives.zip and prod_hard_negatives.zip missing" in by["crepe"]
-    for dataset in ("crepe", "sugarcrepe"):
+    for dataset in ("crepe", "sugarcrepe", "valse"):
         assert "cannot reach" in by[dataset] and f"`make data-{dataset}`" in by[dataset]
     assert not (tmp_path / "data").exists()           # nothing written
 
@@ -329,7 +343,7 @@ def test_a_hanging_lookup_is_cut_at_the_probe_deadline(env, monkeypatch):
     finally:
         release.set()
     assert time.monotonic() - start < released.PROBE_TIMEOUT_S + 3
-    assert [o.status for o in outcomes] == ["missing"] * 3
+    assert [o.status for o in outcomes] == ["missing"] * 4
     assert "cannot reach mirror.invalid" in outcomes[0].line
 
 
@@ -363,4 +377,4 @@ def test_the_command_line_says_what_it_needs(capsys):
     assert cli.main(["download", "--released-text", "crepe"]) == 2
     assert capsys.readouterr().err.startswith("error: --released-text takes no dataset and no --dest")
     assert cli.main(["download"]) == 2
-    assert capsys.readouterr().err == "error: name a dataset (crepe, vg, winoground, sugarcrepe, coco) or pass --released-text\n"
+    assert capsys.readouterr().err == "error: name a dataset (crepe, vg, winoground, sugarcrepe, coco, valse, visual7w, coco2014, swig, visdial) or pass --released-text\n"

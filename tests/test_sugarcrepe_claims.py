@@ -10,10 +10,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from crepe_utils.benchmarks.crepe import reported
+from crepe_utils.benchmarks.sugarcrepe import reported
+from crepe_utils.models import imagenet as imagenet_table
 from crepe_utils.benchmarks.sugarcrepe import claims as S
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
 from crepe_utils.download import datasets
+from crepe_utils import benchmarks
 
 SUBSETS = ["add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj"]
 RELEASED = {"add_att": 692, "add_obj": 2062, "replace_att": 788, "replace_obj": 1652, "replace_rel": 1406,
@@ -56,7 +58,7 @@ def test_granularity_of_the_published_table():
         # 17 CLIP models, Vera and the grammar model; the human row is printed in whole percents
         assert c.status == (PAPER if subset == "swap_obj" else PASS) and c.paper == "19 values", c
     # one transcription slip: 91.78 is not k/1652 (1516/1652 = 91.77, 1517/1652 = 91.83)
-    published = reported.sugarcrepe_published()
+    published = reported.results()
     slip = (published["model"] == "RN50") & (published["subset"] == "replace_obj")
     assert published.loc[slip, "r1"].tolist() == [91.77]
     published.loc[slip, "r1"] = 91.78
@@ -94,7 +96,7 @@ def plain_pearson(xs: list[float], ys: list[float]) -> float:
 
 
 def test_correlation_of_the_published_table():
-    published, imagenet = reported.sugarcrepe_published(), reported.imagenet("open_clip_results_table")
+    published, imagenet = reported.results(), imagenet_table.top1("open_clip_results_table")
     clip = published[published["imagenet_model"] != ""]
     assert clip["model"].nunique() == 17 and clip["imagenet_model"].nunique() == 17
     checks = {c.claim.split("SugarCrepe ")[1].split(" R@1")[0]: c for c in S.check_imagenet_correlation()}
@@ -116,7 +118,7 @@ def test_correlation_of_the_published_table():
 # ------------------------------------------------------------------ (c) the released files
 
 def test_subset_sizes_against_the_pinned_counts():
-    pinned = reported.released_counts("sugarcrepe")
+    pinned = reported.released_counts()
     (ok,) = S.check_subset_sizes(dict(RELEASED), pinned)
     assert ok.status == PASS and ok.ours == "7,511 pairs; 7 of 7 subsets agree"
     (off,) = S.check_subset_sizes(dict(RELEASED, swap_obj=246), pinned)
@@ -165,22 +167,22 @@ def test_the_released_files_agree_with_the_pinned_counts(shared_sugarcrepe):
 # ------------------------------------------------------------------ the tables the package carries
 
 def test_pinned_counts_agree_with_the_download_table():
-    pinned = reported.released_counts("sugarcrepe")
+    pinned = reported.released_counts()
     assert {q.split(":")[1]: v for q, v in pinned.items() if q.startswith("pairs:")} == RELEASED
     assert pinned["pairs"] == 7511 and pinned["pairs_before_546eb51:swap_obj"] == 246
-    for entry in datasets.files_for("sugarcrepe", environ={}):
+    for entry in benchmarks.DATASETS.files_for("sugarcrepe", environ={}):
         assert f"{RELEASED[entry.filename[:-5]]:,} image-caption-negative triples" in entry.description
 
 
 def test_every_row_has_a_source_and_every_clip_model_an_imagenet_accuracy():
-    published, r_table = reported.sugarcrepe_published(), reported.sugarcrepe_imagenet_r()
+    published, r_table = reported.results(), reported.imagenet_r()
     assert len(published) == 20 * 7 and set(published["subset"]) == set(SUBSETS)
     assert (published["source"].str.contains("arXiv 2306.14610")).all()
     assert (r_table["source"].str.contains("2306.14610")).all() and set(r_table["subset"]) == set(SUBSETS)
-    imagenet = reported.imagenet("open_clip_results_table")
+    imagenet = imagenet_table.top1("open_clip_results_table")
     keys = set(published["imagenet_model"]) - {""}
     assert len(keys) == 17 and all(0 < imagenet[k] < 100 for k in keys)
-    assert reported.imagenet("open_clip_docs")["laion2b-vit-bigg-14"] == 80.09      # falls back to the table
+    assert imagenet_table.top1("open_clip_docs")["laion2b-vit-bigg-14"] == 80.09      # falls back to the table
 
 
 @pytest.mark.shared
@@ -188,7 +190,7 @@ def test_the_published_tables_are_the_reference_transcription(shared_sugarcrepe)
     reference = shared_sugarcrepe.parent.parent / "reference"
     with open(reference / "sugarcrepe_published.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    ours = reported.sugarcrepe_published()
+    ours = reported.results()
     assert len(rows) == len(ours)
     for theirs, mine in zip(rows, ours.itertuples()):
         assert (theirs["model"], theirs["subset"], theirs["open_clip_arch"], theirs["open_clip_pretrained"]) == (
@@ -197,4 +199,4 @@ def test_the_published_tables_are_the_reference_transcription(shared_sugarcrepe)
         assert len(theirs["r1"].partition(".")[2]) == mine.decimals
     with open(reference / "sugarcrepe_imagenet_r.csv", newline="", encoding="utf-8") as fh:
         r_rows = {r["subset"]: float(r["pearson_r"]) for r in csv.DictReader(fh)}
-    assert r_rows == dict(zip(reported.sugarcrepe_imagenet_r()["subset"], reported.sugarcrepe_imagenet_r()["pearson_r"]))
+    assert r_rows == dict(zip(reported.imagenet_r()["subset"], reported.imagenet_r()["pearson_r"]))

@@ -22,6 +22,7 @@ from PIL import Image
 import helpers
 from crepe_utils.cli import main
 from crepe_utils.errors import DataError
+from crepe_utils.protocol import SelectionError
 from crepe_utils.evaluation import evaluate
 from crepe_utils.results import store
 
@@ -81,7 +82,7 @@ def test_the_command_scores_as_the_official_code(released, loaded_tiny, tiny_mod
                "--out", str(tmp_path / "out"), "--device", "cpu", "--kind", "fixture", "--subsets", *SUBSETS,
                "--n-boot", "100"])
     assert rc == 0, capsys.readouterr().err
-    summary = store.load_results(tmp_path / "out").set_index("hn_type")
+    summary = store.load_results(tmp_path / "out").set_index("subset")
     assert sorted(summary.index) == sorted(SUBSETS) and set(summary["benchmark"]) == {"sugarcrepe"}
     official = _official(loaded_tiny, data, images)
     for subset, n in SUBSETS.items():
@@ -104,7 +105,7 @@ def test_missing_image_and_unknown_subset_are_one_line_errors(released, loaded_t
     with pytest.raises(DataError, match=r"image\(s\) missing under .*coco.*make data-coco"):
         evaluate(loaded_tiny, "sugarcrepe", image_dir=empty, subsets=everything, **common)
     assert not (tmp_path / "out").exists()
-    with pytest.raises(DataError, match=r"unknown SugarCrepe subset|add_attribute"):
+    with pytest.raises(SelectionError, match=r"sugarcrepe: subsets 'add_attribute' is not allowed"):
         evaluate(loaded_tiny, "sugarcrepe", image_dir=images, subsets=("add_attribute",), **common)
     # skipped on request: one image present, the pairs on the others skipped and counted
     some = tmp_path / "some"

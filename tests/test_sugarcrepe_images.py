@@ -21,7 +21,10 @@ from crepe_utils.download import RECORD_NAME, DownloadError, Downloader, dataset
 from crepe_utils.download.transport import TransferPolicy
 from crepe_utils.engine import core as engine
 from crepe_utils.errors import DataError
-from crepe_utils.benchmarks.sugarcrepe import CocoImages, Pair, load_pairs
+from crepe_utils.benchmarks.sugarcrepe.data import Pair, load_pairs
+from crepe_utils.imagesets.coco import CocoImages
+from crepe_utils import benchmarks
+from crepe_utils.imagesets.coco import COCO
 from loopback import LoopbackServer, make_zip, sha256
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +64,7 @@ def override(server: LoopbackServer, data: bytes, tmp_path: Path) -> dict[str, s
 
 
 def test_the_table_entry_is_coco_val2017_unpinned():
-    (entry,) = datasets.files_for("coco", environ={})
+    (entry,) = benchmarks.DATASETS.files_for("coco", environ={})
     assert (entry.name, entry.filename, entry.urls()) == (
         "coco-val2017", "val2017.zip", ("http://images.cocodataset.org/zips/val2017.zip",))
     assert entry.checksum is None and entry.size is None and entry.approx_size == 815_585_330
@@ -71,7 +74,7 @@ def test_the_table_entry_is_coco_val2017_unpinned():
 
 def test_download_records_the_first_sha256_extracts_val2017_and_refuses_a_changed_archive(
         server, val2017_zip, tmp_path):
-    (entry,) = datasets.files_for("coco", environ=override(server, val2017_zip, tmp_path))
+    (entry,) = benchmarks.DATASETS.files_for("coco", environ=override(server, val2017_zip, tmp_path))
     dest = tmp_path / "coco"
     policy = TransferPolicy(attempts=1, retry_wait=0)
     Downloader([entry], dest, policy=policy, out=io.StringIO()).run()
@@ -89,7 +92,7 @@ def test_download_records_the_first_sha256_extracts_val2017_and_refuses_a_change
 
 
 def test_an_archive_without_its_val2017_folder_is_refused(server, tmp_path):
-    (entry,) = datasets.files_for("coco", environ=override(server, make_zip({NAMES[0]: b"x"}), tmp_path))
+    (entry,) = benchmarks.DATASETS.files_for("coco", environ=override(server, make_zip({NAMES[0]: b"x"}), tmp_path))
     with pytest.raises(DownloadError, match=r"should hold everything under val2017/"):
         Downloader([entry], tmp_path / "coco", policy=TransferPolicy(attempts=1, retry_wait=0),
                    out=io.StringIO()).run()
@@ -106,7 +109,7 @@ def test_make_data_coco_fills_coco_images(server, val2017_zip, tmp_path, monkeyp
     assert done.returncode == 0, done.stdout + done.stderr
     assert server.requests and {p for p, _ in server.requests} == {"/val2017.zip"}
     monkeypatch.setenv("COCO_IMAGES", str(target))
-    assert paths.coco_images_dir() == target and len(CocoImages()) == len(NAMES)
+    assert COCO.dir() == target and len(CocoImages()) == len(NAMES)
     assert CocoImages().missing(NAMES) == []
 
 

@@ -17,6 +17,7 @@ from crepe_utils.benchmarks.crepe import queries as D
 from crepe_utils.errors import DataError
 from crepe_utils.benchmarks.winoground import data as wd
 from crepe_utils.benchmarks.winoground import metadata as wm
+from crepe_utils import benchmarks
 
 PROD_NAME = D.productivity_file_name("atom", 4)
 
@@ -118,7 +119,7 @@ def test_byte_order_marked_download_settings_read_as_written(tmp_path, monkeypat
     token = tmp_path / "token"
     token.write_bytes(codecs.BOM_UTF8 + b"hf_abc123\r\n")
     assert command.hub_token({"HF_TOKEN_PATH": str(token)}) == "hf_abc123"
-    name = datasets.FILES[0].name
+    name = benchmarks.DATASETS.files()[0].name
     overrides = tmp_path / "overrides.json"
     overrides.write_bytes(spreadsheet_saved(json.dumps({name: {"sha256": "0" * 64}})))
-    assert datasets.load_overrides(overrides) == {name: {"sha256": "0" * 64}}
+    assert datasets.load_overrides(overrides, benchmarks.DATASETS.files()) == {name: {"sha256": "0" * 64}}

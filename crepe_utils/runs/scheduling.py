@@ -254,9 +254,10 @@ def add_arguments_evaluate_paper(parser) -> None:
                         help="checkpoint keys, or 'paper' (default: every checkpoint of the benchmarks' rosters, "
                         "each on the benchmarks whose paper evaluated it) or 'all' (each also on every other "
                         "benchmark that takes it); `python -m crepe_utils models` lists them")
-    parser.add_argument("--benchmarks", nargs="+", default=paper_jobs.benchmark_names(),
-                        choices=paper_jobs.benchmark_names(), help="which benchmarks to run (default: every one "
-                        "with a roster)")
+    names = paper_jobs.benchmark_names()
+    parser.add_argument("--benchmarks", nargs="+", default=names,
+                        choices=[*names, *(a for a, n in benchmarks.ALIASES.items() if n in names)],
+                        help="which benchmarks to run, or their aliases (default: every one with a roster)")
     add_run_arguments(parser)
     parser.add_argument("--devices", default=None, help="comma-separated devices, e.g. cuda:0,cuda:1: one worker "
                         "process per device, each taking the next (model, benchmark) job (a comma-separated "
@@ -274,7 +275,7 @@ def run_evaluate_paper(args) -> int:
     spread = args.devices or (args.device if "," in args.device else None)   # make evaluate DEVICE=cuda:0,cuda:1
     devices = parse_devices(spread) if spread else [check_device(args.device)]
     kwargs = {"run": run_of(args), "settings": settings_cli.from_args(args)}   # a bad setting stops here
-    jobs, skipped = paper_jobs.plan(args.models, args.benchmarks)
+    jobs, skipped = paper_jobs.plan(args.models, [benchmarks.get(b).name for b in args.benchmarks])
     paper_jobs.check_folders(jobs, args.data_dir, args.image_dir)
     for line in skipped:
         print(line)
