@@ -1,7 +1,7 @@
 """Only tests marked ``@pytest.mark.shared`` see the reference data (../shared); a pytest plugin.
 
-Every other test runs as on a user's machine: ``CREPE_DATA`` (with ``VG_IMAGES``, ``WINOGROUND_DATA``,
-``SUGARCREPE_DATA``, ``COCO_IMAGES`` and ``CREPE_MODELS``, which default below it) names a fresh empty
+Every other test runs as on a user's machine: ``CREPE_DATA`` (with every declared dataset's own variable and
+``CREPE_MODELS``, which default below it) names a fresh empty
 folder, in this process and in the subprocesses and notebook kernels the test starts. An audit hook watches
 each unmarked test's setup and body: opening or listing anything under the reference folder, or starting a
 process with a path into it, fails the test, naming it and the path (and doing so while a test module is
@@ -18,9 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from crepe_utils import benchmarks
+
 SHARED_ENV = "CREPE_SHARED"
 SHARED = Path(os.environ.get(SHARED_ENV) or Path(__file__).resolve().parent.parent.parent / "shared")
-DATA_VARIABLES = ("CREPE_DATA", "VG_IMAGES", "WINOGROUND_DATA", "SUGARCREPE_DATA", "COCO_IMAGES", "CREPE_MODELS")
+#: the data root, each declared dataset's own variable (from the registry), and the placed weights' folder
+DATA_VARIABLES = ("CREPE_DATA", *dict.fromkeys(d.variable for d in benchmarks.DATASETS.datasets.values() if d.variable),
+                  "CREPE_MODELS")
 
 _ROOTS = tuple({os.path.abspath(SHARED), os.path.realpath(SHARED)})
 _PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "glob.glob"})
@@ -61,10 +65,9 @@ def _audit(event: str, args: tuple) -> None:
 
 def _point_data_at(folder: Path) -> None:
     os.environ["CREPE_DATA"] = str(folder)
-    os.environ["VG_IMAGES"] = str(folder / "visual_genome")
-    os.environ["WINOGROUND_DATA"] = str(folder / "winoground")
-    os.environ["SUGARCREPE_DATA"] = str(folder / "sugarcrepe")
-    os.environ["COCO_IMAGES"] = str(folder / "coco")
+    for dataset in benchmarks.DATASETS.datasets.values():
+        if dataset.variable:
+            os.environ[dataset.variable] = str(folder / dataset.folder)
     os.environ["CREPE_MODELS"] = str(folder / "models")
 
 

@@ -620,9 +620,6 @@ def test_a_piece_without_valid_items_is_accounted_for_in_the_manifest(tmp_path):
     assert summary.set_index("piece").loc["existence", "n_queries"] == 5
 
 
-@pytest.mark.xfail(strict=True, reason="package bug: a piece named twice in the selection is read and scored twice "
-                   "(Option.check keeps repeats; load_items reads each name given), so its n_queries doubles and "
-                   "its query ids repeat; expected a SelectionError or each piece once")
 def test_a_piece_named_twice_is_evaluated_once(tmp_path):
     data = write_e2e(tmp_path / "valse")
     try:
@@ -712,9 +709,6 @@ def test_a_model_on_images_scores_as_one_pair_at_a_time(image_world, loaded_tiny
     assert manifest["data"]["skipped_by_engine"] == {"missing image": 2}
 
 
-@pytest.mark.xfail(strict=True, reason="package bug: imagesets.Composite sets root = None, and the engine's "
-                   "missing-image error (engine/layout.py query_layout) prints 'image(s) missing under None'; "
-                   "expected the folder(s) the missing images were looked for in")
 def test_the_missing_image_error_names_where_they_were_looked_for(image_world, loaded_tiny, tmp_path):
     (image_world / "swig" / "images_512" / "exercising_255.jpg").unlink()
     with pytest.raises(DataError) as caught:
@@ -881,10 +875,6 @@ def test_check_existence_negation_passes_balanced_and_fails_one_sided(tmp_path):
     assert row.status == NEEDS
 
 
-@pytest.mark.xfail(strict=True, raises=ZeroDivisionError, reason="package bug: claims.check_existence_negation "
-                   "divides by the number of existence items where exactly one text holds 'no'/'not' "
-                   "(f'{100 * k / n:.1f}%'), so an existence piece without such items raises ZeroDivisionError "
-                   "instead of giving a FAIL (or NEEDS) row")
 def test_check_existence_negation_without_negations_is_a_row_not_a_crash(tmp_path):
     (row,) = claims.check_existence_negation(_existence(tmp_path, [("There are cats.", "There are dogs.")]))
     assert row.status in (FAIL, NEEDS)

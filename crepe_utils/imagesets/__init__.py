@@ -20,7 +20,11 @@ class Composite:
 
     def __init__(self, indexes: dict[str, Callable[[], object]]):
         self._make, self._built = dict(indexes), {}
-        self.root = None
+
+    @property
+    def root(self) -> str:
+        """The folders of the sets read so far (what a message about missing images names)."""
+        return " and ".join(f"{index.root} ({name})" for name, index in self._built.items()) or "no image set yet"
 
     def _index(self, name: str):
         if name not in self._built:

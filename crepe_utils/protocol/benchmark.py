@@ -44,6 +44,7 @@ class Option:
         values = tuple(value) if self.many and isinstance(value, (list, tuple, set, frozenset)) else (value,)
         if self.many and isinstance(value, (set, frozenset)):
             values = tuple(sorted(values))
+        values = tuple(dict.fromkeys(values))          # a value named twice selects its part once
         bad = [v for v in values if not self._fits(v)]
         if bad or (self.many and not values):
             allowed = (", ".join(map(str, self.choices)) if self.choices is not None

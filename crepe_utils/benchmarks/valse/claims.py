@@ -35,6 +35,9 @@ def check_existence_negation(valid) -> list[Check]:
         return [Check(claim, "50%", "—", NEEDS, valid, GROUP)]
     bal = analysis.negation_balance(valid).set_index("piece").loc["existence"]
     k, n = int(bal["caption_only"]), int(bal["caption_only"] + bal["foil_only"])
+    if n == 0:
+        return [Check(claim, "50%", "—", FAIL, f"no existence item has the negation in exactly one of its "
+                      f"{int(bal['n'])} caption-foil pairs: the piece is not built as released", GROUP)]
     low, high = analysis.exact_interval(k, n)
     rule = analysis.blind_table(valid, ("negation",)).set_index("piece").loc["existence"]
     ok = low <= 50 <= high and rule["ci_low"] <= 50 <= rule["ci_high"]
