@@ -13,12 +13,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_entry_points_are_the_functions_that_do_the_work():
-    from crepe_utils import benchmarks, evaluation, settings
+    from crepe_utils import api, benchmarks, evaluation, settings
     from crepe_utils.results import store as results
     from crepe_utils.benchmarks.winoground import results as wresults
     assert crepe_utils.evaluate is evaluation.evaluate
-    assert crepe_utils.load_results is results.load_results
-    assert crepe_utils.load_winoground_results is wresults.load_results
+    assert crepe_utils.load_results is api.load_results
+    assert benchmarks.rules()["retrieval"].read is results.load_results       # what load_results reads through
+    assert benchmarks.rules()["winoground"].read is wresults.load_results
     assert (crepe_utils.Run, crepe_utils.Selection, crepe_utils.EvaluationSettings) == (
         evaluation.Run, benchmarks.Selection, settings.EvaluationSettings)
     assert callable(crepe_utils.toy_world)

@@ -8,7 +8,7 @@ import pytest
 
 from crepe_utils.suite import checks as aggregate
 from crepe_utils.claims import base as claims_base
-from crepe_utils.benchmarks.crepe import claims as checks, topics
+from crepe_utils.benchmarks.crepe import checks, claims as topics
 from crepe_utils.benchmarks.crepe import reported
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
 

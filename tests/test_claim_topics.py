@@ -1,5 +1,5 @@
-"""``make check`` and the notebooks list the same claims: each topic is assembled once (claims/topics.py,
-claims/winoground.py).
+"""``make check`` and the notebooks list the same claims: each topic is assembled once, in its benchmark folder's
+``claims`` module (or the suite's, for what is about several benchmarks), and gathered through the registry.
 
 Would notice: a claim added to a notebook's check cell but not to ``make check`` (or the reverse), a
 check cell that calls check functions itself, and a check function that no topic calls.
@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 
 from crepe_utils.benchmarks.crepe import reported
+from crepe_utils.models import imagenet
 from crepe_utils.suite import checks as aggregate
-from crepe_utils.benchmarks.crepe import claims as crepe_claims, topics
+from crepe_utils.benchmarks.crepe import checks as crepe_claims, claims as topics
 from crepe_utils.benchmarks.sugarcrepe import claims as sugarcrepe_claims
 from crepe_utils.suite import blind_claims as blind_claims
 from crepe_utils.benchmarks.winoground import claims as winoground_claims
+from crepe_utils.benchmarks.valse import claims as valse_claims
 from crepe_utils.claims.base import FAIL, NEEDS, PASS
 from evaluated_fixture import write_evaluated_results
 
@@ -32,13 +34,14 @@ def topic_rows(data_dir, results_dir) -> dict[str, list]:
             "r2": topics.r2_checks(results_dir),
             "winoground": winoground_claims.winoground_checks(results_dir),
             "sugarcrepe": sugarcrepe_claims.sugarcrepe_checks(),
+            "valse": valse_claims.valse_checks(),
             "blind": blind_claims.blind_checks(data_dir)}
 
 
 def assert_make_check_is_the_topics(data_dir, results_dir):
     everything = aggregate.run_all(data_dir=data_dir, results_dir=results_dir)
     by_topic = topic_rows(data_dir, results_dir)
-    assert set(by_topic) == set(aggregate.TOPICS)
+    assert set(by_topic) == set(aggregate.topics())
     # the same rows (claim, paper, ours, status, detail), each as often ...
     assert Counter(everything) == Counter(row for rows in by_topic.values() for row in rows)
     # ... and within each topic in the notebook's order
@@ -74,12 +77,13 @@ def test_make_check_is_the_topics_with_evaluated_results_and_files_that_are_not_
     assert Counter(r.status for r in syst) == {NEEDS: 12}
     assert Counter(r.status for r in evaluated if r not in syst) == {PASS: 18}
     n8 = [r for r in by_topic["r2"] if "n=8" in r.claim]
-    assert len(n8) == len(reported.IMAGENET_SOURCES) and {r.status for r in n8} != {NEEDS}   # evaluated n = 8 used
+    assert len(n8) == len(imagenet.SOURCES) and {r.status for r in n8} != {NEEDS}   # evaluated n = 8 used
 
 
 def test_make_check_order_lists_every_section_once():
-    assert len(set(aggregate.MAKE_CHECK_ORDER)) == len(aggregate.MAKE_CHECK_ORDER)
-    assert {topic for topic, _ in aggregate.MAKE_CHECK_ORDER} == set(aggregate.TOPICS)
+    order = aggregate.make_check_order()
+    assert len(set(order)) == len(order)
+    assert {topic for topic, _ in order} == set(aggregate.topics())
 
 
 def test_make_check_refuses_a_section_missing_from_its_order(monkeypatch, tmp_path):
@@ -106,9 +110,9 @@ def _called(tree: ast.AST) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("topic", sorted(t for t, (_, _, notebook) in aggregate.TOPICS.items() if notebook))
+@pytest.mark.parametrize("topic", sorted(t for t, topic in aggregate.topics().items() if topic.notebook))
 def test_each_notebook_check_cell_calls_its_topic(topic):
-    _, checks_function, notebook = aggregate.TOPICS[topic]
+    checks_function, notebook = aggregate.topics()[topic].checks, aggregate.topics()[topic].notebook
     cells = _code_cells(notebook)
     assert checks_function.__name__ in _called(cells[-1]), f"{notebook}: its last cell does not call topics.{checks_function.__name__}"
     claim_functions = {name for _, name in _check_functions().values()} | {"data_checks"}
@@ -125,6 +129,7 @@ def test_the_call_finder_sees_a_direct_check_call():
 
 def _check_functions() -> dict[str, object]:
     return {f"{module.__name__}.{name}": (module, name) for module in (crepe_claims, winoground_claims, sugarcrepe_claims,
+                                                                        valse_claims,
                                                                                         blind_claims)
             for name in dir(module) if name.startswith("check_") and callable(getattr(module, name))}
 
@@ -145,6 +150,7 @@ def test_every_check_function_is_called_by_a_topic(shared_crepe, shared_winogrou
     topics.r2_checks(results_dir)
     winoground_claims.winoground_checks(data_dir=shared_winoground)
     sugarcrepe_claims.sugarcrepe_checks()
+    valse_claims.valse_checks()
     blind_claims.blind_checks(shared_crepe, shared_winoground)
     assert len(_check_functions()) >= 20              # 10 of CREPE, 7 of Winoground, 3 of SugarCrepe today
     assert sorted(set(_check_functions()) - called) == []

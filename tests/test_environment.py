@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,6 +75,10 @@ def test_notebooks_have_parameters_and_no_outputs():
 
 
 def test_every_notebook_has_a_make_target():
-    makefile = (ROOT / "Makefile").read_text()
+    if shutil.which("make") is None:
+        pytest.skip("needs make")
+    done = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "--eval", "shown: ; @echo $(NOTEBOOKS)",
+                           "shown"], capture_output=True, text=True, timeout=60)
+    listed = set(done.stdout.split()) | {"06_toy_world"}          # the toy world's own target is `toy`
     for path in (ROOT / "notebooks").glob("*.ipynb"):
-        assert path.stem in makefile, f"no Makefile target runs {path.name}"
+        assert path.stem in listed, f"no Makefile target runs {path.name}"

@@ -49,13 +49,14 @@ def _deps(stem: str) -> set[str]:
 def test_a_notebook_depends_on_what_its_imports_reach():
     deps = _deps("02_systematicity")
     # imported by the notebook, reached through them (a lazy import counts), the data beside them
-    assert {"crepe_utils/analysis/tables.py", "crepe_utils/results/store.py", "crepe_utils/metrics.py",
-            "crepe_utils/models/openclip.py", "crepe_utils/reported/productivity_r1.csv"} <= deps
+    assert {"crepe_utils/benchmarks/crepe/analysis.py", "crepe_utils/results/store.py", "crepe_utils/metrics.py",
+            "crepe_utils/models/openclip.py", "crepe_utils/benchmarks/crepe/reported/productivity_r1.csv"} <= deps
     # never reached from it
-    for other in ("crepe_utils/site/", "crepe_utils/toy/", "crepe_utils/download/", "crepe_utils/cli.py",
-                  "crepe_utils/api.py", "crepe_utils/winoground/"):
+    for other in ("crepe_utils/site/", "crepe_utils/toy/", "crepe_utils/download/downloader.py",
+                  "crepe_utils/download/transport.py", "crepe_utils/cli.py",
+                  "crepe_utils/api.py", "crepe_utils/benchmarks/winoground/"):
         assert not any(d.startswith(other) for d in deps), other
-    assert "crepe_utils/winoground/data.py" in _deps("05_winoground")
+    assert "crepe_utils/benchmarks/winoground/data.py" in _deps("05_winoground")
 
 
 def test_the_toy_stamp_depends_on_the_toy_pipeline_only():

@@ -12,8 +12,8 @@ from crepe_utils.results import store
 from crepe_utils.benchmarks.winoground import results as wr
 
 #: Written out by hand: the top-level sections of each benchmark's manifest.
-COMMON = {"schema_version", "kind", "label", "benchmark", "scoring", "caveat", "selection", "model", "data", "engine",
-          "environment", "run"}
+COMMON = {"schema_version", "kind", "label", "benchmark", "scoring", "groups", "caveat", "selection", "model", "data",
+          "engine", "environment", "run"}
 CREPE_SECTIONS = COMMON
 WINOGROUND_SECTIONS = COMMON | {"scores", "ties", "tie_rule", "n_examples_skipped"}
 

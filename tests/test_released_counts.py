@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from crepe_utils.benchmarks.crepe import claims as checks
+from crepe_utils.benchmarks.crepe import checks
 from crepe_utils.benchmarks.crepe import reported
 from crepe_utils.benchmarks.crepe import validation
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
@@ -241,11 +241,11 @@ def test_pinned_productivity_counts_equal_a_recount_of_the_real_files(shared_cre
     assert len(merged) == len(pinned) == 27
     for col in ["sha256"] + FILE_COLUMNS:
         assert (merged[col] == merged[f"{col}_recount"]).all(), col
-    assert totals == {k: v for k, v in reported.released_counts("crepe-prod").items()}
+    assert totals == {k: v for k, v in reported.released_counts().items()}
 
 
 @pytest.mark.shared
 def test_pinned_winoground_counts_equal_a_recount_of_the_real_metadata(shared_winoground):
-    from crepe_utils.benchmarks.winoground import metadata as wm
+    from crepe_utils.benchmarks.winoground import metadata as wm, reported as wg_reported
     frame = wm.load_text_metadata(shared_winoground)
-    assert naive_wg_pins(frame) == reported.released_counts("winoground")
+    assert naive_wg_pins(frame) == wg_reported.released_counts()

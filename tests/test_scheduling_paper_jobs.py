@@ -16,7 +16,7 @@ import helpers  # noqa: E402
 from crepe_utils import cli  # noqa: E402
 from crepe_utils.runs import planner as paper_jobs, scheduling
 from crepe_utils.errors import CrepeError, ModelError  # noqa: E402
-from crepe_utils.benchmarks.crepe import roster as registry
+from crepe_utils.benchmarks.crepe import roster as crepe_roster
 from crepe_utils.benchmarks.sugarcrepe import roster as sugarcrepe_models
 from crepe_utils.benchmarks.sugarcrepe import SUBSETS
 
@@ -35,47 +35,51 @@ def _benchmarks(jobs) -> dict[str, list[str]]:
 def test_paper_is_each_tables_models_on_their_own_benchmarks():
     jobs, skipped = paper_jobs.plan(["paper"])
     by_key = _benchmarks(jobs)
-    crepe = [m.key for m in registry.paper_models(evaluable=True)]
+    crepe = crepe_roster.model_order()
     assert list(by_key) == paper_jobs.paper_keys() == crepe + [k for k in sugarcrepe_models.keys() if k not in crepe]
     assert skipped == []
-    assert by_key["laion400m-vit-b-32"] == ["systematicity", "productivity"]       # CREPE only: no SugarCrepe
-    assert by_key["cyclip-rn50"] == ["productivity"]
-    assert by_key["openai-rn50"] == ["productivity", "sugarcrepe"]                # in both tables: both
+    assert by_key["laion400m-vit-b-32"] == ["crepe-systematicity", "crepe-productivity"]   # CREPE only
+    assert by_key["cyclip-rn50"] == ["crepe-productivity"]
+    assert by_key["openai-rn50"] == ["crepe-productivity", "sugarcrepe"]                  # in both tables: both
     assert by_key["datacomp-s-vit-b-32"] == ["sugarcrepe"]                        # SugarCrepe only
     assert [k for k, b in by_key.items() if "sugarcrepe" in b] == [k for k in by_key if k in sugarcrepe_models.keys()]
-    assert len(jobs) == 2 * len(registry.paper_models(systematicity=True, evaluable=True)) + len(
-        registry.paper_models(systematicity=False, evaluable=True)) + len(sugarcrepe_models.keys())
-    # a model's jobs stay together, in BENCHMARKS order (a worker keeps its model between them)
+    assert len(jobs) == len(crepe_roster.SYSTEMATICITY_MODELS) + len(crepe_roster.PRODUCTIVITY_MODELS) + len(
+        sugarcrepe_models.keys())
+    # a model's jobs stay together, in registry order (a worker keeps its model between them)
     assert [j.key for j in jobs] == [k for k in by_key for _ in by_key[k]]
     displays = {j.key: j.display for j in jobs}
     assert displays["cc12m-rn50"] == "CC-12M RN50" and displays["datacomp-s-vit-b-32"] == "DataComp small:ViT-B-32"
 
 
-def test_all_adds_sugarcrepe_for_crepes_other_models():
+def test_all_adds_every_other_benchmark_that_takes_a_model():
     paper, _ = paper_jobs.plan(["paper"])
     every, skipped = paper_jobs.plan(["all"])
     added = set((j.key, j.benchmark) for j in every) - set((j.key, j.benchmark) for j in paper)
-    crepe_only = [m.key for m in registry.paper_models(evaluable=True) if m.key not in sugarcrepe_models.keys()]
-    assert added == {(k, "sugarcrepe") for k in crepe_only} and skipped == []
-    assert _benchmarks(every)["flava"] == ["productivity", "sugarcrepe"]
+    crepe_only = [k for k in crepe_roster.model_order() if k not in sugarcrepe_models.keys()]
+    sugar_only = [k for k in sugarcrepe_models.keys() if k not in crepe_roster.model_order()]
+    # SugarCrepe takes any model; CREPE's productivity too; its systematicity only its own seven (training set)
+    assert added == {(k, "sugarcrepe") for k in crepe_only} | {(k, "crepe-productivity") for k in sugar_only}
+    assert skipped == []
+    assert _benchmarks(every)["flava"] == ["crepe-productivity", "sugarcrepe"]
 
 
 def test_named_keys_get_their_papers_benchmarks_and_the_chosen_ones_only():
     jobs, skipped = paper_jobs.plan(["openai-rn50", "laion2b-vit-h-14", "cc12m-rn50", "openai-rn50"])
     assert [(j.key, j.benchmark) for j in jobs] == [
-        ("openai-rn50", "productivity"), ("openai-rn50", "sugarcrepe"), ("laion2b-vit-h-14", "sugarcrepe"),
-        ("cc12m-rn50", "systematicity"), ("cc12m-rn50", "productivity")]
+        ("openai-rn50", "crepe-productivity"), ("openai-rn50", "sugarcrepe"), ("laion2b-vit-h-14", "sugarcrepe"),
+        ("cc12m-rn50", "crepe-systematicity"), ("cc12m-rn50", "crepe-productivity")]
     jobs, skipped = paper_jobs.plan(["cc12m-rn50", "openai-rn50"], ["sugarcrepe"])
     assert [(j.key, j.benchmark) for j in jobs] == [("openai-rn50", "sugarcrepe")]
     assert skipped == ["skip cc12m-rn50: not evaluated on these benchmarks in its paper"]
-    with pytest.raises(ModelError, match="unknown paper model 'nope'; CREPE's registry: .*SugarCrepe's table: "):
+    with pytest.raises(ModelError, match="unknown paper model 'nope'; the rosters' checkpoints: .*datacomp"):
         paper_jobs.plan(["nope"])
 
 
 def test_scheduling_runs_the_planned_jobs():
     assert scheduling.Job is paper_jobs.Job
     options = {a.dest: a for a in cli.build_parser("evaluate-paper")._actions}
-    assert options["benchmarks"].default == list(paper_jobs.BENCHMARKS)
+    assert options["benchmarks"].default == paper_jobs.benchmark_names() == [
+        "crepe-systematicity", "crepe-productivity", "sugarcrepe"]
     assert options["models"].default == ["paper"]
 
 
@@ -87,9 +91,10 @@ def test_one_folder_for_different_datasets_is_refused():
         paper_jobs.check_folders(jobs, "data/crepe", None)
     assert isinstance(caught.value, CrepeError)
     assert str(caught.value) == (
-        "--data-dir names one folder, but these jobs read different data (productivity read crepe and vg; "
+        "--data-dir names one folder, but these jobs read different data (crepe-productivity read crepe and vg; "
         "sugarcrepe read sugarcrepe and coco): leave them out (each benchmark then reads its own: "
-        "$CREPE_DATA/crepe and $VG_IMAGES, $SUGARCREPE_DATA and $COCO_IMAGES) or choose one kind with --benchmarks")
+        "crepe-productivity: $CREPE_DATA/crepe and $VG_IMAGES; sugarcrepe: $SUGARCREPE_DATA and $COCO_IMAGES) or "
+        "choose one kind with --benchmarks")
     paper_jobs.check_folders(jobs, None, None)                                   # no folder given: fine
     crepe_jobs, _ = paper_jobs.plan(["paper"], ["systematicity", "productivity"])
     paper_jobs.check_folders(crepe_jobs, "data/crepe", "data/vg")               # one dataset: fine
@@ -147,10 +152,10 @@ def test_evaluate_paper_writes_both_benchmarks_results(both_benchmarks, tiny_mod
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     assert asked == ["openai-rn50"] and "error" not in captured.err
-    assert "== OpenAI CLIP RN50: productivity" in captured.out and "== OpenAI CLIP RN50: sugarcrepe" in captured.out
+    assert "== OpenAI CLIP RN50: crepe-productivity" in captured.out and "== OpenAI CLIP RN50: sugarcrepe" in captured.out
     summary = crepe_utils.load_results(out)
     assert set(summary["benchmark"]) == {"productivity", "sugarcrepe"}
-    assert set(summary.loc[summary["benchmark"] == "sugarcrepe", "hn_type"]) == set(SUBSETS)
+    assert set(summary.loc[summary["benchmark"] == "sugarcrepe", "subset"]) == set(SUBSETS)
     manifests = {p.parent.name: p.read_text() for p in out.rglob("manifest.json")}
     assert sorted(manifests) == ["productivity", "sugarcrepe"], sorted(manifests)
     assert str(both_benchmarks / "data" / "crepe") in manifests["productivity"]

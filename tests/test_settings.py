@@ -24,7 +24,8 @@ OPTIONS = {
 #: The options that are not evaluation settings (locations, labels, what to evaluate).
 NOT_SETTINGS = {"--data-dir", "--image-dir", "--out", "--cache-dir", "--no-cache", "--kind", "--label"}
 WHAT = {"evaluate": {"--benchmark", "--model", "--pretrained", "--model-config", "--hn-types", "--train-data",
-                     "--complexities", "--subsets", "--layout", "--why-hard", "--grouping"},
+                     "--complexities", "--no-all-negatives", "--subsets", "--layout", "--why-hard", "--grouping",
+                     "--pieces", "--subset"},
         "evaluate-paper": {"--models", "--benchmarks", "--devices"}}
 
 

@@ -29,9 +29,19 @@ Standard library only (urllib), plus tqdm bars.
 """
 from __future__ import annotations
 
+import importlib
+
 from ..errors import DownloadError
-from .downloader import Downloader
-from .extraction import MARKER_NAME
-from .verification import RECORD_NAME
+
+#: name → the module that holds it, imported on first use: a dataset's declaration (``.datasets``) needs none of
+#: the machinery, so importing it stays light
+_LAZY = {"Downloader": "downloader", "MARKER_NAME": "extraction", "RECORD_NAME": "verification"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["DownloadError", "Downloader", "MARKER_NAME", "RECORD_NAME"]

@@ -78,6 +78,12 @@ def plan(models: list[str], chosen=None) -> tuple[list[Job], list[str]]:
     return jobs, skipped
 
 
+def own_folders(names) -> str:
+    """Where each of the benchmarks ``names`` reads its data by default, for messages: "b: $X and $Y/z; ..."."""
+    return "; ".join(f"{name}: " + " and ".join(f"${d.moved_by}" + ("" if d.variable else f"/{d.folder}")
+                                                for d in benchmarks.get(name).datasets) for name in names)
+
+
 def check_folders(jobs: list[Job], data_dir, image_dir) -> None:
     """Refuse one --data-dir / --image-dir for jobs whose benchmarks read different datasets."""
     given = [flag for flag, value in (("--data-dir", data_dir), ("--image-dir", image_dir)) if value]
@@ -87,9 +93,7 @@ def check_folders(jobs: list[Job], data_dir, image_dir) -> None:
     if given and len(reads) > 1:
         groups = "; ".join(f"{', '.join(dict.fromkeys(b))} read {' and '.join(d)}" for d, b in reads.items())
         verb = "names" if len(given) == 1 else "each name"
-        own = "; ".join(f"{', '.join(dict.fromkeys(b))}: " + " and ".join(
-            f"${d.moved_by}" + ("" if d.variable else f"/{d.folder}") for d in benchmarks.get(b[0]).datasets)
-            for b in reads.values())
+        own = own_folders(dict.fromkeys(b for names in reads.values() for b in names))
         raise FolderError(f"{' and '.join(given)} {verb} one folder, but these jobs read different data ({groups}): "
                           f"leave them out (each benchmark then reads its own: {own}) or choose one kind with "
                           "--benchmarks")

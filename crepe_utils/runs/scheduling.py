@@ -262,10 +262,9 @@ def add_arguments_evaluate_paper(parser) -> None:
     parser.add_argument("--devices", default=None, help="comma-separated devices, e.g. cuda:0,cuda:1: one worker "
                         "process per device, each taking the next (model, benchmark) job (a comma-separated "
                         "--device does the same)")
-    parser.epilog = ("Folders: without --data-dir and --image-dir each benchmark reads its own datasets' folders "
-                     "(python -m crepe_utils download --help lists them). --data-dir / --image-dir name one folder, "
-                     "so they are refused when the jobs read different datasets: choose one kind with --benchmarks "
-                     "to give them.")
+    parser.epilog = ("Folders: without --data-dir and --image-dir each benchmark reads its own datasets' folders ("
+                     + paper_jobs.own_folders(names) + "). --data-dir / --image-dir name one folder, so they are "
+                     "refused when the jobs read different datasets: choose one kind with --benchmarks to give them.")
 
 
 def run_evaluate_paper(args) -> int:

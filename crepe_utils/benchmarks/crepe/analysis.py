@@ -12,6 +12,7 @@ from ... import metrics
 from . import reported
 from ...models import imagenet
 from . import roster as registry
+from ...models import checkpoints
 from ...results.completeness import complete_only
 from ...results.store import ResultsError, load_per_query, warn_unreadable
 
@@ -24,17 +25,16 @@ def _display(key: str, fallback: str | None = None) -> str:
 
 
 def _train(key: str, default: str = "other") -> str:
-    return {m.key: m.train_data for m in registry.PAPER_MODELS}.get(key, default)
+    return registry.train_data(key) if key in registry.model_order() else default
 
 
 OUTSIDE_PAPER = "not in the paper (evaluated here only)"
 
 
 def model_note(key: str) -> str:
-    """What a reader must know about a model's row: the registry's caveat (FLAVA and ALBEF saw Visual
+    """What a reader must know about a model's row: its checkpoint's caveat (FLAVA and ALBEF saw Visual
     Genome images in training, §5.2), or that the model is not one of the paper's."""
-    row = {m.key: m for m in registry.PAPER_MODELS}.get(key)
-    return OUTSIDE_PAPER if row is None else row.caveat
+    return checkpoints.checkpoint(key).caveat if key in registry.model_order() else OUTSIDE_PAPER
 
 
 def _hits(pq: pd.DataFrame, hn_type: str, split: str, tie_policy: str = "pessimistic") -> np.ndarray:
@@ -136,7 +136,7 @@ def evaluated_swap_r2_inputs(evaluated: pd.DataFrame, complexity: int, source: s
     """
     ev = productivity_evaluated(evaluated)
     ev = complete_only(ev[ev["kind"] == "evaluated"], ["hn_type", "complexity"], reported.released_productivity_queries())
-    models = models or [m.key for m in registry.paper_models(systematicity=True)]
+    models = models or list(registry.SYSTEMATICITY_MODELS)
     ev = ev[(ev["kind"] == "evaluated") & (ev["hn_type"] == "swap") & (ev["complexity"] == complexity)
             & ev["model"].isin(models)].copy()
     ev["imagenet_top1"] = ev["model"].map(imagenet.top1(source))
@@ -160,9 +160,10 @@ def granularity_table(prod: pd.DataFrame, query_counts: dict[tuple[str, int], in
 
 
 MODEL_SETS = {
-    "7 open_clip (systematicity models)": lambda: [m.key for m in registry.paper_models(systematicity=True)],
-    "12: + 5 OpenAI CLIP": lambda: [m.key for m in registry.paper_models(loader="open_clip")],
-    "5 OpenAI CLIP only": lambda: [m.key for m in registry.paper_models(loader="open_clip") if m.train_data == "openai"],
+    "7 open_clip (systematicity models)": lambda: list(registry.SYSTEMATICITY_MODELS),
+    "12: + 5 OpenAI CLIP": lambda: [k for k in registry.model_order() if checkpoints.checkpoint(k).family == "open_clip"],
+    "5 OpenAI CLIP only": lambda: [k for k in registry.model_order() if checkpoints.checkpoint(k).family == "open_clip"
+                                   and registry.train_data(k) == "openai"],
 }
 
 
@@ -229,7 +230,7 @@ def productivity_r2_inputs(prod: pd.DataFrame | None = None, source: str = "open
     reproduces the paper's HN-Swap R² (see notebook 04).
     """
     prod = prod if prod is not None else reported.productivity()
-    models = models or [m.key for m in registry.paper_models(systematicity=True)]
+    models = models or list(registry.SYSTEMATICITY_MODELS)
     df = prod[(prod["hn_type"] == "swap") & prod["model"].isin(models)].copy()
     df["imagenet_top1"] = df["model"].map(imagenet.top1(source))
     return df

@@ -25,7 +25,7 @@ from . import analysis as analysis
 from . import queries as D
 from . import validation
 from ...results import store
-from . import claims as crepe_claims
+from . import checks as crepe_claims
 from ...claims.base import FAIL, Check, Topic
 from .datasets import CREPE_CSVS
 

@@ -39,7 +39,7 @@ from PIL import Image
 
 from ...errors import DataError
 from ...textfile import read_text
-from ...download import MARKER_NAME
+from ...download.extraction import MARKER_NAME
 
 LAYOUTS = ("folder", "zip", "parquet")
 TEXT_FIELDS = ("id", "caption_0", "caption_1", "tag", "secondary_tag", "num_main_preds", "collapsed_tag")
