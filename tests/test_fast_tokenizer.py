@@ -234,7 +234,7 @@ def test_every_real_productivity_caption_matches_reference(shared_crepe, referen
 @pytest.mark.slow                                                 # a fresh interpreter imports open_clip
 def test_benchmark_runs_on_generated_captions_and_finds_no_differing_ids(tmp_path):
     out = tmp_path / "bench.json"
-    script = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_tokenizer.py"
+    script = Path(__file__).resolve().parent.parent / "speed" / "bench_tokenizer.py"
     subprocess.run([sys.executable, str(script), "--synthetic", "--synthetic-n", "300", "--rounds", "2",
                     "--json", str(out)], check=True, capture_output=True, text=True)
     row = json.loads(out.read_text())

@@ -99,6 +99,15 @@ def laptop(tmp_path, monkeypatch, tiny_model):
     for item in (i for path in sugarcrepe.glob("*.json") for i in json.loads(path.read_text()).values()):
         if not (coco / item["filename"]).is_file():
             helpers.make_image(coco / item["filename"], size=(64, 48), seed=len(item["caption"]))
+    valse = tmp_path / "valse"                 # one item per piece, each on a COCO image of the folder above
+    valse.mkdir()
+    from crepe_utils.benchmarks.valse.data import PIECE_NAMES
+    for k, piece in enumerate(PIECE_NAMES):
+        name = f"{k + 1:012d}.jpg"
+        helpers.make_image(coco / name, size=(64, 48), seed=100 + k)
+        (valse / f"{piece}.json").write_text(json.dumps({f"{piece}_0": {
+            "dataset": "coco2017", "image_file": name, "caption": f"a {piece} caption", "foil": "a foil",
+            "mturk": {"caption": 3, "foil": 0, "other": 0}}}, indent=4))
     real_load = models.load_model
 
     def load_tiny(model, pretrained=None, model_config=None, **kwargs):
@@ -114,6 +123,7 @@ def laptop(tmp_path, monkeypatch, tiny_model):
     monkeypatch.setenv("WINOGROUND_DATA", str(winoground))
     monkeypatch.setenv("SUGARCREPE_DATA", str(sugarcrepe))
     monkeypatch.setenv("COCO_IMAGES", str(coco))
+    monkeypatch.setenv("VALSE_DATA", str(valse))
     monkeypatch.setenv("CREPE_CACHE", str(tmp_path / "cache"))
     return {"my-arch": cfg.stem, "my-arch.json": str(cfg), "/path/to/checkpoint.pt": str(ckpt),
             "data/visual_genome": str(image_dir)}
@@ -143,7 +153,7 @@ def test_readme_command_runs(command, laptop, capsys):
         bench = benchmarks.get(argv[argv.index("--benchmark") + 1])
         assert set(written["benchmark"]) <= {bench.name, *bench.aliases} and (written["n_queries"] > 0).all()
     if argv[0] == "winoground":
-        assert len(crepe_utils.load_winoground_results(argv[argv.index("--out") + 1])) > 0
+        assert len(crepe_utils.load_results(argv[argv.index("--out") + 1], scoring="winoground")) > 0
 
 
 @pytest.mark.slow

@@ -95,7 +95,8 @@ SYSTEMATICITY = Benchmark(
     citation=f"{CITATION}, §3.2, §4.1, Table 2", licence=LICENCE, datasets=(CREPE_CSVS, VISUAL_GENOME), rule=RETRIEVAL,
     chance="1 / candidates per query: HN-Atom 1/5, HN-Comp 1/7, combined 1/11 (app. A.5)", groups=GROUPS,
     options=(Option("hn_types", HN_TYPES_HELP, Q.SYST_HN_TYPES, many=True),
-             Option("train_data", "the split of the model's training set", Q.SYST_TRAIN_DATA)),
+             Option("train_data", f"the split of the model's training set ({', '.join(Q.SYST_TRAIN_DATA)} are "
+                                  "released; any split whose files are in the data folder)")),
     load=load_systematicity, folder=lambda s: f"systematicity-{s.train_data}", for_model=systematicity_for_model,
     roster=roster.SYSTEMATICITY_MODELS, honours=frozenset({"limit", "on_bad_row", "empty_negatives"}),
     notebooks=("02_systematicity",))
