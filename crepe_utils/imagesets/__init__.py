@@ -9,7 +9,26 @@ that finds its files; and :class:`Composite`, for a benchmark whose items come f
 """
 from __future__ import annotations
 
+import os
+import re
 from typing import Callable
+
+from ..download.datasets import Dataset
+from ..engine.images import ImageFolder
+
+
+class FileNameIndex(ImageFolder):
+    """An image set whose files are found by name: the names matching ``pattern``, in ``subfolders`` in order (where
+    its archives unpack), then the folder itself; its folder is its dataset's (``image_dir`` overrides it)."""
+
+    def __init__(self, dataset: Dataset, pattern: re.Pattern, subfolders: tuple[str, ...],
+                 image_dir: str | os.PathLike | None = None):
+        where = f"--image-dir/{dataset.variable}" if dataset.variable else "--image-dir"
+        super().__init__(dataset.dir(image_dir), (*subfolders, ""),
+                         lambda name: name if pattern.fullmatch(name) else None,
+                         remedy=f"Run `make data-{dataset.name}` (re-download), or point {where} at the images",
+                         absent=f"Download {dataset.description} with `make data-{dataset.name}` (or `python -m "
+                                f"crepe_utils download {dataset.name} --dest DIR`), or set {dataset.moved_by}.")
 
 
 class Composite:

@@ -10,7 +10,7 @@ import os
 import re
 
 from ..download.datasets import Dataset, Extraction, RemoteFile
-from ..engine.images import ImageFolder
+from . import FileNameIndex
 
 COCO_FOLDER = "val2017"
 #: a COCO 2017 file name: the image id, zero-padded to 12 digits
@@ -42,20 +42,10 @@ COCO = Dataset(
 )
 
 
-def _coco_id(name: str) -> str | None:
-    return name if COCO_FILE_NAME.fullmatch(name) else None
-
-
-class CocoImages(ImageFolder):
+def CocoImages(image_dir: str | os.PathLike | None = None) -> FileNameIndex:
     """COCO file names mapped to files: ``val2017/`` first, then the folder itself; other files (the archive,
     the download record) are not images of the index."""
-
-    def __init__(self, image_dir: str | os.PathLike | None = None):
-        super().__init__(COCO.dir(image_dir), (COCO_FOLDER, ""), _coco_id,
-                         remedy="Run `make data-coco` (re-download), or point --image-dir/COCO_IMAGES at the images",
-                         absent="Download COCO val2017 with `make data-coco` (or `python -m crepe_utils download "
-                                "coco --dest DIR`), or set COCO_IMAGES.")
-
+    return FileNameIndex(COCO, COCO_FILE_NAME, (COCO_FOLDER,), image_dir)
 
 #: a COCO 2014 file name: its split, then the image id zero-padded to 12 digits
 COCO2014_FILE_NAME = re.compile(r"COCO_(val|train)2014_\d{12}\.jpg")
@@ -79,14 +69,6 @@ COCO2014 = Dataset(
 )
 
 
-def _coco2014_id(name: str) -> str | None:
-    return name if COCO2014_FILE_NAME.fullmatch(name) else None
-
-
-class Coco2014Images(ImageFolder):
+def Coco2014Images(image_dir: str | os.PathLike | None = None) -> FileNameIndex:
     """COCO 2014 file names mapped to files: ``val2014/``, ``train2014/``, then the folder itself."""
-
-    def __init__(self, image_dir: str | os.PathLike | None = None):
-        super().__init__(COCO2014.dir(image_dir), ("val2014", "train2014", ""), _coco2014_id,
-                         remedy="Run `make data-coco2014` (re-download), or point COCO_IMAGES at the images",
-                         absent="Download COCO 2014 with `make data-coco2014`, or set COCO_IMAGES.")
+    return FileNameIndex(COCO2014, COCO2014_FILE_NAME, ("val2014", "train2014"), image_dir)

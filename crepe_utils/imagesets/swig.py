@@ -5,7 +5,7 @@ import os
 import re
 
 from ..download.datasets import Dataset, Extraction, RemoteFile
-from ..engine.images import ImageFolder
+from . import FileNameIndex
 
 FILE_NAME = re.compile(r"[a-z]+_\d+\.jpg")
 
@@ -28,14 +28,6 @@ SWIG = Dataset(
 )
 
 
-def _id(name: str) -> str | None:
-    return name if FILE_NAME.fullmatch(name) else None
-
-
-class SwigImages(ImageFolder):
-    """SWiG's file names mapped to files: ``images_512/`` first, then the folder itself."""
-
-    def __init__(self, image_dir: str | os.PathLike | None = None):
-        super().__init__(SWIG.dir(image_dir), ("images_512", ""), _id,
-                         remedy="Run `make data-swig` (re-download), or set SWIG_IMAGES to the images",
-                         absent="Download SWiG's images with `make data-swig`, or set SWIG_IMAGES.")
+def SwigImages(image_dir: str | os.PathLike | None = None) -> FileNameIndex:
+    """The set's file names mapped to files: ``images_512/`` first, then the folder itself."""
+    return FileNameIndex(SWIG, FILE_NAME, ("images_512",), image_dir)

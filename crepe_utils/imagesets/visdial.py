@@ -5,7 +5,7 @@ import os
 import re
 
 from ..download.datasets import Dataset, Extraction, RemoteFile
-from ..engine.images import ImageFolder
+from . import FileNameIndex
 
 FILE_NAME = re.compile(r"VisualDialog_val2018_\d{12}\.jpg")
 
@@ -29,15 +29,6 @@ VISDIAL = Dataset(
 )
 
 
-def _id(name: str) -> str | None:
-    return name if FILE_NAME.fullmatch(name) else None
-
-
-class VisdialImages(ImageFolder):
-    """Visual Dialog's validation file names mapped to files: ``VisualDialog_val2018/``, then the folder itself."""
-
-    def __init__(self, image_dir: str | os.PathLike | None = None):
-        super().__init__(VISDIAL.dir(image_dir), ("VisualDialog_val2018", ""), _id,
-                         remedy="Run `make data-visdial` (re-download), or set VISDIAL_IMAGES to the images",
-                         absent="Download Visual Dialog's validation images with `make data-visdial`, or set "
-                                "VISDIAL_IMAGES.")
+def VisdialImages(image_dir: str | os.PathLike | None = None) -> FileNameIndex:
+    """The set's file names mapped to files: ``VisualDialog_val2018/`` first, then the folder itself."""
+    return FileNameIndex(VISDIAL, FILE_NAME, ("VisualDialog_val2018",), image_dir)

@@ -9,7 +9,7 @@ import os
 import re
 
 from ..download.datasets import Dataset, Extraction, RemoteFile
-from ..engine.images import ImageFolder
+from . import FileNameIndex
 
 FILE_NAME = re.compile(r"v7w_\d+\.jpg")
 
@@ -32,14 +32,6 @@ VISUAL7W = Dataset(
 )
 
 
-def _id(name: str) -> str | None:
-    return name if FILE_NAME.fullmatch(name) else None
-
-
-class Visual7wImages(ImageFolder):
-    """Visual7W's file names mapped to files: ``images/`` first, then the folder itself."""
-
-    def __init__(self, image_dir: str | os.PathLike | None = None):
-        super().__init__(VISUAL7W.dir(image_dir), ("images", ""), _id,
-                         remedy="Run `make data-visual7w` (re-download), or set VISUAL7W_IMAGES to the images",
-                         absent="Download Visual7W's images with `make data-visual7w`, or set VISUAL7W_IMAGES.")
+def Visual7wImages(image_dir: str | os.PathLike | None = None) -> FileNameIndex:
+    """The set's file names mapped to files: ``images/`` first, then the folder itself."""
+    return FileNameIndex(VISUAL7W, FILE_NAME, ("images",), image_dir)

@@ -9,7 +9,6 @@ Images are ``<image_id>.jpg`` in ``VG_100K/`` or ``VG_100K_2/`` (the two halves 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from PIL import Image
 
