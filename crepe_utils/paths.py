@@ -26,6 +26,8 @@ checksum cache     ``CREPE_CACHE``       ``./cache/sha256.json`` (SHA-256 of lar
 from __future__ import annotations
 
 import os
+import re
+import tempfile
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -88,3 +90,31 @@ def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
     if explicit:
         return Path(explicit)
     return Path(os.environ.get("CREPE_CACHE") or "cache")
+
+
+# ------------------------------------------------------------------------------ this machine's folders
+
+def machine_roots() -> list[tuple[str, str]]:
+    """(absolute folder of this machine, what a page shows instead), most specific first: the data
+    folders (as their environment variables), the project (``.``), the temporary folder and home (``~``).
+    What an executed notebook or a page of the site writes in their place (:func:`portable_text`)."""
+    roots = [(str(data_root().resolve()), "$CREPE_DATA")]
+    for variable in ("VG_IMAGES", "WINOGROUND_DATA", "SUGARCREPE_DATA", "COCO_IMAGES", "CREPE_MODELS", "CREPE_CACHE"):
+        if os.environ.get(variable):
+            roots.append((str(Path(os.environ[variable]).resolve()), f"${variable}"))
+    roots += [(str(PROJECT_ROOT), "."), (str(Path(tempfile.gettempdir()).resolve()), "$TMPDIR"),
+              (str(Path.home().resolve()), "~")]
+    seen, out = set(), []
+    for path, name in sorted(roots, key=lambda r: -len(r[0])):
+        if path not in seen and path != "/":
+            seen.add(path)
+            out.append((path, name))
+    return out
+
+
+def portable_text(text: str, roots: list[tuple[str, str]]) -> str:
+    """``text`` with each root by its name, where the root is a whole path (``/data`` is replaced neither in
+    ``/database`` nor in ``/srv/data``)."""
+    for path, name in roots:
+        text = re.sub(r"(?<![\w.~/-])" + re.escape(path) + r"(?=$|[/\\\s'\"),.:;\]}<>&])", lambda _: name, text)
+    return text
