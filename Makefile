@@ -187,7 +187,15 @@ docs: all ## the website: README, the executed notebooks, docs/ pages, figures, 
 	$(VPY) -m crepe_utils.site.build --build-dir $(BUILD) --out $(BUILD)/site --figures-dir $(FIGURES) \
 	    --tables-dir $(TABLES)
 
-docs-check: docs ## open every page in headless Chromium; fails on a broken image or link; screenshots
+# The check drives the system's Chromium (`apt-get install chromium`) with Playwright, the `docs` extra,
+# installed here on first use (pinned by requirements.lock).
+DOCS_STAMP := $(VENV)/.crepe-docs-installed
+
+$(DOCS_STAMP): pyproject.toml requirements.lock | $(VENV_STAMP)
+	$(VPY) -m pip install --quiet -c requirements.lock -e '.[docs]'
+	@touch $@
+
+docs-check: docs $(DOCS_STAMP) ## every page in headless Chromium: images, links, cut cells, paths, code folded; screenshots
 	$(VPY) -m crepe_utils.site.check $(BUILD)/site --screenshots $(BUILD)/docs-check
 
 # ---------------------------------------------------------------- housekeeping
