@@ -45,8 +45,8 @@ export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
 PKG_SOURCES := $(shell find crepe_utils -name '*.py' -o -name '*.csv' -o -name '*.json' 2>/dev/null)
-NOTEBOOKS   := 01_benchmark_totals 02_systematicity 03_productivity 04_imagenet_correlation 05_winoground \
-               07_blind_baselines 08_sugarcrepe
+NOTEBOOKS   := 00_how_compositionality_is_evaluated 01_benchmark_totals 02_systematicity 03_productivity \
+               04_imagenet_correlation 05_winoground 07_blind_baselines 08_sugarcrepe
 TOY_NOTEBOOKS := 02_systematicity 03_productivity
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
@@ -102,12 +102,14 @@ check-claims-page-current: $(VENV_STAMP) ## `make check`, failing also when docs
 # ---------------------------------------------------------------- notebooks (published numbers)
 notebooks: $(NOTEBOOKS) ## run the paper notebooks (published numbers, plus evaluated results when present)
 
-$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 01_... to 05_..., 07_..., 08_...
+$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 00_... to 05_..., 07_..., 08_...
 
 # Read by the notebooks besides the package: evaluated results (every notebook shows them when present),
-# CREPE's CSVs (01 validates them), Winoground's files (05), all three benchmarks' texts (07), SugarCrepe's JSONs (08).
+# CREPE's CSVs (00 works a query through, 01 validates them), Winoground's files (05), all three benchmarks' texts
+# (07), SugarCrepe's JSONs (08).
 EVAL_SUMMARIES = $(shell find $(RESULTS) -name '*summary.csv' 2>/dev/null)
 CREPE_FILES    = $(shell find $(CREPE_CSVS) -name '*.csv' 2>/dev/null)
+NB_DATA_00_how_compositionality_is_evaluated = $(CREPE_FILES) $(TOY_DIR)/.done
 NB_DATA_01_benchmark_totals = $(CREPE_FILES)
 NB_DATA_05_winoground       = $(wildcard $(WINOGROUND_DATA)/*)
 # 02 and 03 show the toy world's evaluated figures where no evaluated results exist, so the toy runs come first.
@@ -116,8 +118,10 @@ NB_DATA_03_productivity     = $(BUILD)/toy/03_productivity.ipynb
 NB_DATA_08_sugarcrepe       = $(wildcard $(SUGARCREPE_DATA)/*.json)
 NB_DATA_07_blind_baselines  = $(CREPE_FILES) $(wildcard $(SUGARCREPE_DATA)/*.json) $(wildcard $(WINOGROUND_DATA)/*) \
                               $(TOY_DIR)/.done
-# 07 also compares the toy world's model with the blind scorers, so it runs after the toy world, always.
+# 07 also compares the toy world's model with the blind scorers, so it runs after the toy world, always;
+# 00 lets a reader try the toy world's model on captions of their own, and works its data when CREPE's are absent.
 NB_PARAMS_07_blind_baselines = -p toy_dir $(TOY_DIR)
+NB_PARAMS_00_how_compositionality_is_evaluated = -p toy_dir $(TOY_DIR)
 
 .SECONDEXPANSION:
 $(BUILD)/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $$(NB_DATA_$$*) $$(EVAL_SUMMARIES) \

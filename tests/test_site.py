@@ -67,7 +67,7 @@ def test_the_site_has_every_page_in_paper_order(built):
     assert set(pages) == expected
     nav = re.findall(r'<nav class="site-nav">(.*?)</nav>', pages["index.html"], flags=re.S)[0]
     order = re.findall(r'href="(\d\d_[a-z_]+)\.html"', nav)
-    assert order == ["01_benchmark_totals", "02_systematicity",
+    assert order == ["00_how_compositionality_is_evaluated", "01_benchmark_totals", "02_systematicity",
                      "03_productivity", "04_imagenet_correlation", "05_winoground", "06_toy_world",
                      "07_blind_baselines", "08_sugarcrepe"]
 
@@ -170,19 +170,19 @@ def test_a_notebooks_links_and_marks_point_into_the_site(built, tmp_path):
     checks = nbformat.v4.new_output("execute_result", data={
         "text/html": "<table><tr><td>a claim</td><td>\u2705 pass</td></tr></table>", "text/plain": "t"},
         execution_count=2)
-    site = _rebuilt(tmp_path, "02_systematicity", [
+    site = _rebuilt(tmp_path, "00_how_compositionality_is_evaluated", [
         nbformat.v4.new_markdown_cell("Next: [productivity](03_productivity.ipynb), [traps](../docs/traps.md#x)."),
         nbformat.v4.new_code_cell("checks", outputs=[checks], execution_count=2)])
-    page = (site / "02_systematicity.html").read_text(encoding="utf-8")
+    page = (site / "00_how_compositionality_is_evaluated.html").read_text(encoding="utf-8")
     assert 'href="03_productivity.html"' in page and 'href="traps.html#x"' in page
     assert "\u2705" not in page and '<span class="mark mark-pass"' in page
-    assert 'href="index.html"' in page and 'href="notebooks/02_systematicity.ipynb"' in page
+    assert 'href="index.html"' in page and 'href="notebooks/00_how_compositionality_is_evaluated.ipynb"' in page
     with pytest.raises(site_build.SiteError, match=r"'nowhere\.ipynb'"):
         _rebuilt(tmp_path, "01_benchmark_totals", [nbformat.v4.new_markdown_cell("[x](nowhere.ipynb)")])
 
 
 def test_a_missing_executed_notebook_is_a_clear_error(tmp_path):
-    with pytest.raises(site_build.SiteError, match=r"01_benchmark_totals\.ipynb.*make all"):
+    with pytest.raises(site_build.SiteError, match=r"00_how_compositionality_is_evaluated\.ipynb.*make all"):
         site_build.build(tmp_path, tmp_path / "site", ROOT / "README.md", ROOT / "figures", ROOT / "tables")
 
 
@@ -225,7 +225,7 @@ def test_docs_check_passes_a_good_site_and_names_each_kind_of_breakage(built, ch
     by_page = {r.page: r for r in reports}
     assert by_page["02_systematicity.html"].loaded == 1
     assert by_page["index.html"].loaded == by_page["index.html"].images >= 4     # README's figures
-    for shot in ("index.png", "02_systematicity.png", "claims.png"):
+    for shot in ("index.png", "00_how_compositionality_is_evaluated.png", "02_systematicity.png", "claims.png"):
         with Image.open(tmp_path / "shots" / shot) as img:
             assert img.width == site_check.VIEWPORT[0] and img.height >= site_check.VIEWPORT[1]
 

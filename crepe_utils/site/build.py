@@ -1,7 +1,7 @@
 """``make docs``: the companion as a static website, built from the executed notebooks.
 
 ``python -m crepe_utils.site.build --build-dir build --out build/site``. Pages: the README (the
-landing page), the notebooks in order, the Markdown pages of
+landing page), the teaching notebook and the eight paper notebooks in order, the Markdown pages of
 ``docs/`` (the claims page with the full checks table), and every figure and table. The site opens
 from disk (``file://``): links are relative, images are files of the site or embedded in the page,
 and no page loads a script, font or style sheet from anywhere. A link that would have no target on
@@ -42,8 +42,9 @@ class Page:
     title: str      # navigation label
 
 
-#: The notebooks in order: (stem, navigation label).
-NOTEBOOKS = (("01_benchmark_totals", "Totals and baselines"), ("02_systematicity", "Systematicity"),
+#: The teaching notebook, then the paper's in order: (stem, navigation label).
+NOTEBOOKS = (("00_how_compositionality_is_evaluated", "How it is evaluated"),
+             ("01_benchmark_totals", "Totals and baselines"), ("02_systematicity", "Systematicity"),
              ("03_productivity", "Productivity"), ("04_imagenet_correlation", "ImageNet correlation"),
              ("05_winoground", "Winoground"), ("06_toy_world", "The toy world"),
              ("07_blind_baselines", "Without looking"), ("08_sugarcrepe", "SugarCrepe"))
