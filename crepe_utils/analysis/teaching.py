@@ -258,10 +258,11 @@ def ranks_text(ranks: pd.DataFrame) -> str:
     lines = []
     for r in ranks.to_dict("records"):
         if r["tied"]:
+            draw = (f"a hit at Recall@1 with probability {_pct(r['R@1 (random)'])} under a random draw"
+                    if not r["higher"] else "no draw among the tied makes it a hit, as a negative scores above it")
             lines.append(f"- `{r['scorer']}` scores {_count(r['tied'], 'negative')} level with "
                          f"the positive and {r['higher']} above it: strict rank {r['rank (strict)']}, optimistic "
-                         f"rank {r['rank (optimistic)']}, a hit at Recall@1 with probability "
-                         f"{_pct(r['R@1 (random)'])} under a random draw.")
+                         f"rank {r['rank (optimistic)']}; {draw}.")
         else:
             lines.append(f"- `{r['scorer']}` scores {_count(r['higher'], 'negative')} above "
                          f"the positive and none level with it: rank {r['rank (strict)']} under every tie policy"
