@@ -139,3 +139,27 @@ def test_recall_table_counts_the_queries_a_tie_decided():
     # negation ties on a, c and d (no "no"/"not" either side): each lost to the tie; length ties on d only
     assert table.loc["negation", "decided_by_tie"] == 3 and table.loc["negation", "r1_optimistic"] == 100.0
     assert table.loc["length", "decided_by_tie"] == 1 and table.loc["length", "r1_optimistic"] == pytest.approx(60.0)
+
+
+def test_the_systematicity_figure_draws_the_scorers_and_the_models_in_bold(syst_root):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from crepe_utils.analysis import blind_figures
+
+    root, _ = syst_root
+    models = pd.DataFrame([{"model": "m", "display": "M", "train_data": "laion", "hn_type": hn, "kind": "fixture",
+                            "SC": 40.0, "UC": 0.0, "SC_ci_low": 35.0, "SC_ci_high": 45.0, "UC_ci_low": 0.0,
+                            "UC_ci_high": 5.0, "n_SC": 14, "n_UC": 14, "chance": 25.0}
+                           for hn in ("atom", "comp", "combined")])
+    table = A.systematicity_table(root, "laion", models=models, scorers=("length", "negation"), n_boot=50)
+    fig = blind_figures.systematicity(table, scorers=("length",))
+    assert len(fig.axes) == 3 and [ax.get_title() for ax in fig.axes] == [
+        "laion: HN-Atom", "laion: HN-Comp", "laion: Combined"]
+    for ax in fig.axes:
+        labels = ax.get_xticklabels()
+        assert [t.get_text() for t in labels] == ["blind: length", "M"]          # negation left out of the figure
+        assert [t.get_fontweight() for t in labels] == ["normal", "bold"]
+        assert len(ax.patches) == 4                                              # SC and UC bars of two entries
+        assert "0" in [t.get_text() for t in ax.texts]                           # a bar of height 0 is labelled
+    plt.close(fig)
