@@ -22,7 +22,7 @@ TRAIN_PALETTE = {
 HN_LABELS = {"atom": "HN-Atom", "comp": "HN-Comp", "combined": "Combined", "swap": "HN-Swap",
              "negate": "HN-Neg", "all": "All negatives"}
 STATUS_MARKS = {"pass": "✅ pass", "fail": "❌ fail", "paper inconsistency": "⚠️ paper inconsistency",
-                "needs data": "… needs data"}
+                "holds in part": "◐ holds in part", "needs data": "… needs data"}
 
 
 def set_style() -> None:

@@ -116,11 +116,12 @@ def systematicity_sections(results=None, report=None, data_dir=None, published: 
     is False); ``evaluated``: evaluated R@1 against the published, complete results only (the
     expected query counts come from the data folder's ``report``, validated here when needed)."""
     evaluated = _crepe_results(results)
-    pub = ((crepe_claims.check_printed_deltas() + crepe_claims.check_headline_drop()
-            + crepe_claims.check_comp_direction()) if published else [])
     syst_ev = evaluated[evaluated["benchmark"] == "systematicity"]
-    if report is None and _has_real(syst_ev):   # the query counts matter only to results that are compared
+    if report is None and (published or _has_real(syst_ev)):   # the query counts give intervals and completeness
         report = data_report(data_dir)
+    pub = ((crepe_claims.check_printed_deltas() + crepe_claims.check_headline_drop()
+            + crepe_claims.check_comp_direction(query_counts=systematicity_query_counts(report)))
+           if published else [])
     ev = crepe_claims.check_evaluated_against_published(
         syst_ev, reported.systematicity()[["model", "hn_type", "split", "r1"]], ["model", "hn_type", "split"],
         what="systematicity", count_keys=["train_data", "hn_type", "split"],
