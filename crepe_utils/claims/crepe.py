@@ -374,8 +374,8 @@ def check_r2(syst: pd.DataFrame | None = None, prod: pd.DataFrame | None = None,
             g = evaluated_swap8
         if len(g) < 3:
             out.append(Check(f"R² of HN-Swap n={n} R@1 vs {against}", _fmt(paper), "—", NEEDS,
-                             "the paper's tables print R@1 only at n = 4 and 12; n = 8 needs complete evaluated "
-                             "results of at least 3 models", "r2"))
+                             "app. B.1 prints R@1 at every n, but the companion transcribes only n = 4 and 12; "
+                             "n = 8 needs complete evaluated results of at least 3 models", "r2"))
             continue
         ours = r_squared(g["imagenet_top1"], g["r1"])
         out.append(Check(f"R² of HN-Swap n={n} R@1 vs {against}", _fmt(paper), _fmt(ours),

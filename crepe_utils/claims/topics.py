@@ -20,7 +20,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import paths, reported
-from ..analysis import tables as analysis
+from ..analysis import systematicity as analysis_systematicity, tables as analysis
 from ..crepe import queries as D
 from ..crepe import validation
 from ..results import store
@@ -71,14 +71,8 @@ def _all_negatives_sizes(prod_queries: list, report) -> set[int] | None:
     return {len(q.candidates) for q in built} if len(built) or full else None
 
 
-def systematicity_query_counts(report) -> dict[tuple[str, str, str], int]:
-    """(train_data, HN type, split) → rows of that present systematicity CSV (every row a query when kept)."""
-    if report is None or report.files.empty:
-        return {}
-    out = {}
-    for row in report.files[report.files["benchmark"] == "systematicity"].itertuples():
-        out[(row.train_data, row.hn_type, row.split)] = int(row.rows)
-    return out
+#: (train_data, HN type, split) → rows of that present systematicity CSV (every row a query when kept).
+systematicity_query_counts = analysis_systematicity.query_counts
 
 
 # ------------------------------------------------------------------ totals (notebook 01)
