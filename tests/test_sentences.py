@@ -73,7 +73,22 @@ def test_toy_summary_compares_signs_with_the_paper():
     prod = pd.DataFrame({"hn_type": ["atom"] * 2, "complexity": [4, 12], "r1": [30.0, 10.0],
                          "r1_ci_low": [25.0, 5.0], "r1_ci_high": [35.0, 15.0], "chance_r1": [16.67, 16.67]})
     text = T.summary(ev, prod)
-    assert "On HN-Comp the toy model's change has the sign of 3 of the 7 paper models" in text
+    assert "On HN-Comp its change has the sign of the published change for 3 of the 7 paper models" in text
     assert "lies below it at 1" in text and "(all 3 intervals exclude 0)" in text
     ev.loc[ev["hn_type"] == "comp", ["delta", "delta_ci_low", "delta_ci_high"]] = [2.0, -1.0, 5.0]
-    assert "the sign of 4 of the 7 paper models" in T.summary(ev, prod)
+    assert "the published change for 4 of the 7 paper models" in T.summary(ev, prod)
+
+
+def test_paths_are_shown_without_the_machines_absolute_paths(tmp_path, monkeypatch):
+    from crepe_utils import paths
+    data = tmp_path / "somewhere" / "data"
+    (data / "crepe").mkdir(parents=True)
+    monkeypatch.setenv("CREPE_DATA", str(data))
+    monkeypatch.delenv("SUGARCREPE_DATA", raising=False)
+    assert paths.shown(data / "crepe") == "$CREPE_DATA/crepe" and paths.shown(data) == "$CREPE_DATA"
+    assert paths.shown(paths.PROJECT_ROOT / "results" / "toy") == "results/toy"
+    assert paths.shown("data/crepe") == "data/crepe"                     # relative: as given
+    monkeypatch.setenv("SUGARCREPE_DATA", str(data / "sc"))
+    assert paths.shown(data / "sc") == "$SUGARCREPE_DATA"                  # the most specific variable
+    elsewhere = paths.shown(tmp_path / "other" / "x")
+    assert not elsewhere.startswith("/") and elsewhere.endswith("other/x")

@@ -66,7 +66,7 @@ def flat_table(pub: pd.DataFrame) -> pd.DataFrame:
             "UC_r1_ci_low", "UC_r1_ci_high", "gap_ci_low", "gap_ci_high", "n_needed"]
     out = pub[keep].rename(columns=cols)
     out.insert(0, "training data", out.pop("train_data").map(registry.TRAIN_DATA_LABELS))
-    out["HN set"] = out.pop("hn_type").map(HN_LABELS)
+    out.insert(2, "HN set", out.pop("hn_type").map(HN_LABELS))
     return out
 
 

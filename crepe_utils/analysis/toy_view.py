@@ -138,18 +138,19 @@ def summary(ev: pd.DataFrame, prod: pd.DataFrame) -> str:
     """The closing paragraph, from the tables above, with the paper's direction beside the toy model's."""
     pub = reported.systematicity_wide()
     d = ev.set_index("hn_type")
-    changes = [f"{prose.num(r.delta, 1, signed=True)} on {HN_LABELS[r.Index]}" for r in
+    changes = [f"{prose.num(r.delta, 1, signed=True)} points on {HN_LABELS[r.Index]}" for r in
                d.reindex(["atom", "comp", "combined"]).dropna(subset=["delta"]).itertuples()]
     excl = (d["delta_ci_high"] < 0) | (d["delta_ci_low"] > 0)
     text = (f"**What this shows.** On held-out compounds the toy model's Recall@1 changes by {prose.listing(changes)} "
-            f"points ({prose.how_many(excl, 'interval')} exclude 0). ")
+            f"({prose.how_many(excl, 'interval')} exclude 0). ")
     for hn in ("atom", "comp"):
         if hn not in d.index:
             continue
         toy_down = d.loc[hn, "delta"] < 0
         paper = pub[pub["hn_type"] == hn]
         same = (paper["delta"] < 0) == toy_down
-        text += (f"On {HN_LABELS[hn]} the toy model's change has the sign of {prose.how_many(same, 'paper model')}. ")
+        text += (f"On {HN_LABELS[hn]} its change has the sign of the published change for "
+                 f"{prose.how_many(same, 'paper model')}. ")
     for t in ("atom", "swap", "negate", "all"):
         g = prod[prod["hn_type"] == t]
         if len(g):
