@@ -311,6 +311,10 @@ REQUIRE = os.environ.get("PROSE_REQUIRE") == "1"
 BUILDS = [ROOT / b for b in os.environ.get("PROSE_BUILDS", "build build/nodata").split()]
 
 
+def _rel(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def _executed_copies(source: Path) -> list[Path]:
     """Every executed copy of ``source`` in the build folders (``<build>/`` and ``<build>/toy/``)."""
     return [p for build in BUILDS for p in (build / source.name, build / "toy" / source.name) if p.is_file()]
@@ -337,18 +341,18 @@ def _cases() -> list:
 def test_executed_notebook_prose(source, rule):
     copies = _executed_copies(source)
     if not copies:
-        message = f"{source.name}: no executed copy in {', '.join(str(b.relative_to(ROOT)) for b in BUILDS)}"
+        message = f"{source.name}: no executed copy in {', '.join(_rel(b) for b in BUILDS)}"
         if REQUIRE and any(b.is_dir() for b in BUILDS):
             pytest.fail(message + " (is it in `make all`?)")
         pytest.skip(message + " (`make all` writes one)")
     problems = []
     for executed in copies:
         if _stale(source, executed):
-            message = f"{executed.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: run `make all`"
+            message = f"{_rel(executed)} is older than {_rel(source)}: run `make all`"
             if REQUIRE:
                 pytest.fail(message)
             pytest.skip(message)
         nb = nbformat.read(executed, as_version=4)
-        problems += [f"{executed.relative_to(ROOT)}: {p}" for p in RULES[rule](nb)]
+        problems += [f"{_rel(executed)}: {p}" for p in RULES[rule](nb)]
     assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems)
 
