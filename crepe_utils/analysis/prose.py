@@ -12,8 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-import numpy as np
-
 MINUS = "−"   # U+2212, as the tables' Markdown prints a negative number in prose
 
 
@@ -80,20 +78,4 @@ def change(delta: float, up: str = "gains", down: str = "loses", flat: str = "do
     if round(float(delta), nd) == 0:
         return flat
     size = num(abs(delta), nd)
-    return f"{up if delta > 0 else down} {size} {'point' if float(size) == 1 else 'points'}"
-
-
-def direction(delta: float, up: str = "up", down: str = "down", flat: str = "unchanged") -> str:
-    """One word for the sign of ``delta``."""
-    return flat if delta == 0 or (isinstance(delta, float) and math.isnan(delta)) else up if delta > 0 else down
-
-
-def majority(mask: Iterable[bool]) -> str:
-    """"all", "most", "half", "a minority", "none" of a mask, for a sentence's quantifier."""
-    flags = np.asarray(list(mask), dtype=bool)
-    if flags.size == 0 or not flags.any():
-        return "none"
-    if flags.all():
-        return "all"
-    share = flags.mean()
-    return "most" if share > 0.5 else "half" if share == 0.5 else "a minority"
+    return f"{up if delta > 0 else down} {size} {'point' if size == num(1, nd) else 'points'}"

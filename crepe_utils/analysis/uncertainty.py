@@ -70,16 +70,15 @@ def with_intervals(df: pd.DataFrame, value: str = "r1", n: str = "N", level: flo
     """``df`` with ``k``, ``ci_low`` and ``ci_high`` (Clopper–Pearson) for each row whose ``n`` is known
     (NaN where it is not)."""
     out = df.copy()
-    ks, lows, highs = [], [], []
+    rows = []
     for v, size in zip(out[value], out[n]):
         if pd.isna(size) or pd.isna(v):
-            ks.append(np.nan), lows.append(np.nan), highs.append(np.nan)
-            continue
-        k = k_of(v, int(size))
-        low, high = clopper_pearson(k, int(size), level)
-        ks.append(k), lows.append(low), highs.append(high)
-    out["k"] = pd.array(ks, dtype="Int64")
-    out[f"{value}_ci_low"], out[f"{value}_ci_high"] = lows, highs
+            rows.append((pd.NA, np.nan, np.nan))
+        else:
+            k = k_of(v, int(size))
+            rows.append((k, *clopper_pearson(k, int(size), level)))
+    out["k"] = pd.array([r[0] for r in rows], dtype="Int64")
+    out[f"{value}_ci_low"], out[f"{value}_ci_high"] = [r[1] for r in rows], [r[2] for r in rows]
     return out
 
 
