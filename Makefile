@@ -5,6 +5,7 @@
 #   make test    the test suite
 #   make docs    the executed notebooks as a website that opens from disk (build/site/index.html)
 #   make docs-check  every page of it in headless Chromium; screenshots in build/docs-check
+#   make prose-check the notebooks' prose against their numbers, with the data and without any
 #
 # Both create (or refresh) the virtual environment .venv when it is missing or out of date.
 # `make help` lists every target. Each step below is one target; a rerun skips what is up to date
@@ -53,7 +54,7 @@ NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
 .PHONY: all test check check-claims-page check-claims-page-current data data-text data-crepe data-vg data-winoground \
         data-sugarcrepe data-coco \
-        evaluate toy \
+        evaluate toy prose-check \
         toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
 
 all: data-text notebooks toy check ## the released text data, published numbers, the toy world, checks
@@ -105,15 +106,15 @@ notebooks: $(NOTEBOOKS) ## run the paper notebooks (published numbers, plus eval
 $(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 00_... to 05_..., 07_..., 08_...
 
 # Read by the notebooks besides the package: evaluated results (every notebook shows them when present),
-# CREPE's CSVs (00 works a query through, 01 validates them), Winoground's files (05), all three benchmarks' texts
-# (07), SugarCrepe's JSONs (08).
+# CREPE's CSVs (00 works a query through, 01 validates them, 02 counts the systematicity splits' queries),
+# Winoground's files (05), all three benchmarks' texts (07), SugarCrepe's JSONs (08).
 EVAL_SUMMARIES = $(shell find $(RESULTS) -name '*summary.csv' 2>/dev/null)
 CREPE_FILES    = $(shell find $(CREPE_CSVS) -name '*.csv' 2>/dev/null)
 NB_DATA_00_how_compositionality_is_evaluated = $(CREPE_FILES) $(TOY_DIR)/.done
 NB_DATA_01_benchmark_totals = $(CREPE_FILES)
 NB_DATA_05_winoground       = $(wildcard $(WINOGROUND_DATA)/*)
 # 02 and 03 show the toy world's evaluated figures where no evaluated results exist, so the toy runs come first.
-NB_DATA_02_systematicity    = $(BUILD)/toy/02_systematicity.ipynb
+NB_DATA_02_systematicity    = $(BUILD)/toy/02_systematicity.ipynb $(CREPE_FILES)
 NB_DATA_03_productivity     = $(BUILD)/toy/03_productivity.ipynb
 NB_DATA_08_sugarcrepe       = $(wildcard $(SUGARCREPE_DATA)/*.json)
 NB_DATA_07_blind_baselines  = $(CREPE_FILES) $(wildcard $(SUGARCREPE_DATA)/*.json) $(wildcard $(WINOGROUND_DATA)/*) \
@@ -186,6 +187,20 @@ $(BUILD)/06_toy_world.ipynb: notebooks/06_toy_world.ipynb crepe_utils/notebooks.
                              $(TOY_DIR)/.done | $(VENV_STAMP)
 	$(RUN_NB) $< $@ -p toy_dir $(TOY_DIR) $(NB_OUTPUTS)
 
+# ---------------------------------------------------------------- the prose check
+# Every notebook runs a second time with an empty data folder (into $(NODATA), never figures/ or tables/), and
+# tests/test_prose.py reads both runs: a number or a direction word in a notebook's static prose must be one its
+# outputs (or a cited published table) hold. Nothing is fetched: the data targets are not run for it.
+NODATA := $(BUILD)/nodata
+
+prose-check: all ## the notebooks' prose against their numbers, with the data and without any ($(BUILD)/nodata)
+	@mkdir -p $(NODATA)/data
+	$(MAKE) --no-print-directory notebooks toy-notebooks 06_toy_world BUILD=$(NODATA) FIGURES=$(NODATA)/figures \
+	    TABLES=$(NODATA)/tables CREPE_DATA=$(NODATA)/data VG_IMAGES=$(NODATA)/data/visual_genome \
+	    WINOGROUND_DATA=$(NODATA)/data/winoground SUGARCREPE_DATA=$(NODATA)/data/sugarcrepe \
+	    COCO_IMAGES=$(NODATA)/data/coco
+	PROSE_REQUIRE=1 PROSE_BUILDS="$(BUILD) $(NODATA)" $(VPY) -m pytest -q tests/test_prose.py
+
 # ---------------------------------------------------------------- the website
 docs: all ## the website: README, the executed notebooks, docs/ pages, figures, tables (build/site/index.html)
 	$(VPY) -m crepe_utils.site.build --build-dir $(BUILD) --out $(BUILD)/site --figures-dir $(FIGURES) \
@@ -206,7 +221,7 @@ docs-check: docs $(DOCS_STAMP) ## every page in headless Chromium: images, links
 # Only what make builds here (never data, weights, results, caches, or the device check's
 # $(BUILD)/device_check.json, a measurement on a machine one may not have again).
 clean: ## remove executed notebooks, their HTML and the website (keeps data, weights, results and caches)
-	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/site $(BUILD)/docs-check $(BUILD)/deps.mk
+	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/nodata $(BUILD)/site $(BUILD)/docs-check $(BUILD)/deps.mk
 
 clean-venv: ## remove the virtual environment
 	rm -rf $(VENV)

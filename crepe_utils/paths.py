@@ -118,3 +118,31 @@ def portable_text(text: str, roots: list[tuple[str, str]]) -> str:
     for path, name in roots:
         text = re.sub(r"(?<![\w.~/-])" + re.escape(path) + r"(?=$|[/\\\s'\"),.:;\]}<>&])", lambda _: name, text)
     return text
+
+
+#: The variables that name a data folder, most specific first (how a path under one is shown).
+_SHOWN_VARIABLES = ("VG_IMAGES", "WINOGROUND_DATA", "SUGARCREPE_DATA", "COCO_IMAGES", "CREPE_MODELS", "CREPE_CACHE",
+                    "CREPE_DATA")
+
+
+def shown(path: str | os.PathLike) -> str:
+    """``path`` as a page may print it, without the absolute paths of the machine that ran it: relative to the
+    project when inside it, else as the variable that names its folder (``$CREPE_DATA/crepe``), else ``~/…``
+    under the home folder, else its last two parts after ``…/``."""
+    p = Path(path)
+    if not p.is_absolute():
+        return str(p)
+    resolved = p.resolve()
+    for base, name in [(PROJECT_ROOT, None)] + [(os.environ.get(v), v) for v in _SHOWN_VARIABLES]:
+        if not base:
+            continue
+        base = Path(base).resolve()
+        if resolved == base or base in resolved.parents:
+            rest = resolved.relative_to(base).as_posix()
+            if name is None:
+                return rest or "."
+            return f"${name}" + (f"/{rest}" if rest != "." else "")
+    home = Path.home().resolve()
+    if home in resolved.parents:
+        return "~/" + resolved.relative_to(home).as_posix()
+    return "…/" + "/".join(resolved.parts[-2:])
