@@ -171,6 +171,9 @@ toy: 06_toy_world toy-notebooks ## the whole experiment on a procedurally genera
 
 toy-world: $(TOY_DIR)/.done ## generate the toy world, train its tiny CLIP, evaluate it (TOY_DIR)
 
+# 02's toy run scores the toy world's own systematicity files without looking, too.
+NB_TOY_PARAMS_02_systematicity = -p data_dir $(TOY_DIR)/world
+
 toy-notebooks: $(TOY_NOTEBOOKS:%=$(BUILD)/toy/%.ipynb) ## notebooks 02 and 03 on the toy world's results
 
 06_toy_world: $(BUILD)/06_toy_world.ipynb ## the toy world's own notebook
@@ -181,7 +184,8 @@ $(TOY_DIR)/.done: $$(TOY_SOURCES) | $(VENV_STAMP)
 	@touch $@
 
 $(BUILD)/toy/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $(TOY_DIR)/.done | $(VENV_STAMP)
-	$(RUN_NB) $< $@ -p results_dir $(TOY_DIR)/results $(NB_OUTPUTS) -p output_prefix toy_ -p published_numbers False
+	$(RUN_NB) $< $@ -p results_dir $(TOY_DIR)/results $(NB_OUTPUTS) -p output_prefix toy_ -p published_numbers False \
+	    $(NB_TOY_PARAMS_$*)
 
 $(BUILD)/06_toy_world.ipynb: notebooks/06_toy_world.ipynb crepe_utils/notebooks.py $$(NB_DEPS_06_toy_world) \
                              $(TOY_DIR)/.done | $(VENV_STAMP)
