@@ -88,3 +88,8 @@ def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
     if explicit:
         return Path(explicit)
     return Path(os.environ.get("CREPE_CACHE") or "cache")
+
+
+def not_a_folder(path: str | os.PathLike) -> str:
+    """Why ``path`` is not a folder a dataset can be read from, as a message says it: it does not exist, or is a file."""
+    return "is a file, not a folder" if Path(path).exists() else "does not exist"

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ..engine.shared_inputs import SharedInputs
 from ..engine.threads import Background
-from ..errors import DeviceError
+from ..errors import DeviceError, error_line
 from ..models.spec import check_device
 from .. import settings as settings_cli
 from ..evaluate_command import add_run_arguments, print_summary, run_of
@@ -127,7 +127,7 @@ class _Runner:
                 summary = evaluate(self.loaded, job.benchmark, shared=self.shared, **self.settings)
                 print_summary(summary, "retrieval")
         except Exception as exc:  # noqa: BLE001 - report and continue with the next job
-            return Outcome(job, self.device, False, errors=[f"error: {job.key}: {exc}"], pid=os.getpid())
+            return Outcome(job, self.device, False, errors=[error_line(f"{job.key}: {exc}")], pid=os.getpid())
         return Outcome(job, self.device, True, pid=os.getpid())
 
     def _precision(self) -> str | None:

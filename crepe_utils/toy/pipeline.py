@@ -167,8 +167,20 @@ def add_arguments(parser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+class OptionError(CrepeError, ValueError):
+    """A toy-world option with a value it cannot take (a count below 1, a negative seed)."""
+
+
+#: options → the least value each takes
+MINIMUM = {"seed": 0, "steps": 1, "batch_size": 1, "threads": 1, "train_scenes": 1, "syst_rows": 1, "prod_rows": 1}
+
+
 def configs(args) -> tuple[WorldConfig, TrainConfig]:
     """The world and training configurations the command line asks for."""
+    for name, least in MINIMUM.items():
+        if getattr(args, name) < least:
+            raise OptionError(f"--{name.replace('_', '-')} {getattr(args, name)} is not allowed: it must be at least "
+                              f"{least}")
     held_out = tuple(c.strip() for c in args.held_out.split(",") if c.strip())
     with_converses(held_out)               # CaptionError for a misspelt compound
     world = WorldConfig(seed=args.seed, train_scenes=args.train_scenes, syst_rows_per_split=args.syst_rows,
