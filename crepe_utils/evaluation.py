@@ -153,10 +153,10 @@ def _refuse_if_empty(bench, selection: Selection, queries, result, tables=None) 
     skipped_rows = Counter(i.kind for i in queries.issues if i.skipped)
     if result is None and not queries.queries:
         rows = sum(queries.files.values())
-        files = ", ".join(f"{name} ({n} rows)" for name, n in sorted(queries.files.items())[:10]) or "no file"
+        files = ", ".join(f"{name} ({n} read)" for name, n in sorted(queries.files.items())[:10]) or "no file"
         if rows == 0:
-            raise DataError(f"{where}: the selected files hold no data rows: {files}. Re-download them, or select "
-                            "other sets.")
+            raise DataError(f"{where}: the selected files hold no rows or items: {files}. Re-download them, or "
+                            "select other sets.")
         if skipped_rows:
             raise DataError(f"{where}: every one of the {rows} rows read was skipped ({_counted(skipped_rows)}): "
                             f"{files}. Fix those rows, or select other sets.")
