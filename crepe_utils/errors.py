@@ -6,12 +6,13 @@ and exit non-zero. Anything else escaping is a bug in this package.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 import sys
 import warnings
-from typing import Callable
+from typing import Callable, Iterator
 
 #: set to 1 to see the traceback of a user error (CrepeError or OSError) instead of its one line
 TRACEBACK_ENV = "CREPE_TRACEBACK"
@@ -84,14 +85,20 @@ INTERRUPTED = ("interrupted: nothing half-written is left (each output is writte
                "run the command again to resume")
 
 
-def _show(default):
-    """``warnings.showwarning`` that prints the package's warnings as one line each, others as ``default``."""
-    def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, CrepeWarning):
-            print(warning_line(message), file=file or sys.stderr, flush=True)
-        else:
-            default(message, category, filename, lineno, file, line)
-    return show
+@contextlib.contextmanager
+def one_line_warnings() -> Iterator[None]:
+    """Within the block, the package's warnings (:class:`CrepeWarning`) are printed as one ``warning:`` line each
+    (others as Python prints them): what a command, or a worker process of one, shows its user."""
+    with warnings.catch_warnings():
+        default = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, CrepeWarning):
+                print(warning_line(message), file=file or sys.stderr, flush=True)
+            else:
+                default(message, category, filename, lineno, file, line)
+        warnings.showwarning = show
+        yield
 
 
 def _reader_left() -> bool:
@@ -120,8 +127,7 @@ def exit_status(run: Callable[[], int | None]) -> int:
     for stream in (sys.stdout, sys.stderr):   # a path of bytes that are not UTF-8 is printed escaped, not fatal
         if hasattr(stream, "reconfigure") and stream.errors == "strict":
             stream.reconfigure(errors="backslashreplace")
-    with warnings.catch_warnings():
-        warnings.showwarning = _show(warnings.showwarning)
+    with one_line_warnings():
         try:
             return int(run() or 0)
         except BrokenPipeError:

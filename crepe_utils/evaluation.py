@@ -96,19 +96,8 @@ def _route(run: Run | None, selection: Selection | None, settings: EvaluationSet
                               f" and EvaluationSettings ({', '.join(sorted(_fields(EvaluationSettings)))})")
     picked = {cls: {k: v for k, v in keywords.items() if k in _fields(cls)} for cls in owners}
     run = dataclasses.replace(owners[Run], **picked[Run])
-    many = {f.name for f in dataclasses.fields(Selection) if f.metadata["many"]}
-    selection = dataclasses.replace(owners[Selection], **{k: _tupled(v, k in many) for k, v in picked[Selection].items()})
+    selection = dataclasses.replace(owners[Selection], **picked[Selection])    # Selection makes lists tuples
     return run, selection, EvaluationSettings.build(settings, **picked[EvaluationSettings])
-
-
-def _tupled(value, many: bool):
-    """A list, set or range as a tuple (a set sorted: its order is not the user's), one value of a field of
-    several as a tuple of one (``hn_types="atom"``); anything else as it is, for :meth:`Benchmark.check`."""
-    if isinstance(value, (set, frozenset)):
-        return tuple(sorted(value, key=str))
-    if isinstance(value, (list, range)):
-        return tuple(value)
-    return (value,) if many and isinstance(value, (str, int)) and not isinstance(value, bool) else value
 
 
 def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None, selection: Selection | None = None,
@@ -138,10 +127,10 @@ def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None
     _refuse_if_empty(bench, selection, queries, result)
     tables = rule.evaluate(result, queries, used, loaded.spec.key)
     _refuse_if_empty(bench, selection, queries, result, tables)
-    for line in tables.unscored:
-        warnings.warn(f"{bench.name}: {line}", UnscoredSetWarning, stacklevel=2)
     manifest = _manifest(bench, loaded, run, selection, queries, result, used, tables, time.time() - t0)
     folder = write_result(result_dir(run.out, loaded.spec.key, bench.folder(selection)), tables, manifest)
+    for line in tables.unscored:        # once the result holds their rows
+        warnings.warn(f"{bench.name}: {line}", UnscoredSetWarning, stacklevel=2)
     tables.summary.attrs["result_dir"] = str(folder)
     return tables.summary
 
@@ -163,12 +152,13 @@ def _refuse_if_empty(bench, selection: Selection, queries, result, tables=None) 
         raise DataError(f"{where}: none of the {rows} rows read forms a query of the selected sets: {files}. "
                         "Select other sets.")
     if result is not None and (not result.queries or (tables is not None and not tables.n_scored)):
-        why = Counter(why for _, why in result.skipped)
-        shown = _counted(why) if why else "no example has both its images scored"
+        skipped = (f"every one of its {len(queries.queries)} queries was skipped" if not result.queries else
+                   f"{len(result.skipped)} of its {len(queries.queries)} queries were skipped, leaving no example "
+                   "with both images")
         index = queries.images() if queries.images is not None else None
         remedy = f"{index.remedy}, or run" if index is not None else "Run"
-        raise DataError(f"{where}: every one of its {len(queries.queries)} queries was skipped ({shown}; images "
-                        f"under {getattr(index, 'root', queries.data.get('image_dir'))}). {remedy} without "
+        raise DataError(f"{where}: {skipped} ({_counted(Counter(why for _, why in result.skipped))}; images under "
+                        f"{getattr(index, 'root', queries.data.get('image_dir'))}). {remedy} without "
                         "--skip-missing-images / --skip-bad-rows to see which images or rows they are.")
 
 
@@ -181,7 +171,8 @@ def _queries(bench, run: Run, selection: Selection, used: EvaluationSettings):
     sources = Sources(run.data_dir, run.image_dir)
     if run.shared is None:
         return bench.load(sources, selection, used)
-    key = ("queries", bench.name, str(sources), selection, used.limit, used.on_bad_row, used.empty_negatives)
+    key = ("queries", bench.name, str(sources), selection, used.limit, used.on_bad_row, used.empty_negatives,
+           used.skip_missing_images)
     return run.shared.memo(key, lambda: bench.load(sources, selection, used))
 
 

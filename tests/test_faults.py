@@ -787,3 +787,12 @@ def test_a_failed_job_of_evaluate_paper_is_one_line(monkeypatch, capsys):
     job = scheduling.Job("cc12m-rn50", "productivity")
     outcome = scheduling._Runner("cpu", {})(job, io.StringIO())
     assert outcome.errors == ["error: cc12m-rn50: a.csv: 2 malformed row(s): a.csv:3: bad; a.csv:4: bad"]
+
+
+def test_winoground_with_one_image_of_every_example_missing_is_one_line(winoground, tmp_path, capsys, tiny_model):
+    for image in (winoground / "images").glob("ex_*_img_1.png"):
+        image.unlink()
+    rc, lines, _ = _evaluate_cli(capsys, tiny_model, "winoground", winoground, tmp_path / "out", "--skip-missing-images")
+    assert _one_error(rc, lines, tmp_path / "out").startswith(
+        f"error: nothing to score: winoground (the whole benchmark) in {winoground}: 8 of its 16 queries were skipped, "
+        "leaving no example with both images (missing image: 8; images under ")

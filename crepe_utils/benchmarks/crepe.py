@@ -122,6 +122,7 @@ SYSTEMATICITY = Benchmark(
     selects={"hn_types": Q.SYST_HN_TYPES, "train_data": None}, load=load_systematicity,
     folder=lambda s: f"systematicity-{s.train_data}", for_model=systematicity_for_model)
 
+
 def _productivity_agrees(selection: Selection) -> str | None:
     if ALL_NEGATIVES in (selection.hn_types or ()) and not selection.all_negatives:
         return "hn_types 'all' asks for the all-negatives sets, which all_negatives=False turns off; drop one of the two"

@@ -25,10 +25,11 @@ class SelectionError(CrepeError, ValueError):
     """A benchmark name or selection that does not exist; the message lists what does."""
 
 
-def _selects(default, option: str | None, kind, many: bool = False):
+def _selects(default, option: str | None, kind, many: bool = False, optional: bool = False):
     """A field of :class:`Selection`: its default, its command-line option, the type of its value (of each
-    item, for ``many``: a tuple of them)."""
-    return field(default=default, metadata={"option": option, "type": kind, "many": many})
+    item, for ``many``: a tuple of them), and whether None is allowed (always, when it is the default)."""
+    return field(default=default, metadata={"option": option, "type": kind, "many": many,
+                                            "optional": optional or default is None})
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,23 @@ class Selection:
     all_negatives: bool = _selects(True, None, bool)                #: CREPE productivity's 16-candidate sets (app. B.3)
     subsets: tuple[str, ...] | None = _selects(None, "--subsets", str, many=True)          #: SugarCrepe's subsets
     layout: str | None = _selects(None, "--layout", str)            #: Winoground's copy: folder / zip / parquet (default: detect)
-    why_hard: str | None = _selects("auto", "--why-hard", (str, os.PathLike))  #: Winoground's why-hard labels: a file, "none" or "auto"
+    why_hard: str | None = _selects("auto", "--why-hard", (str, os.PathLike), optional=True)  #: Winoground's why-hard labels: a file, "none" or "auto" (None)
     grouping: str = _selects("contiguous", "--grouping", str)       #: Winoground's appendix-A interval groups
+
+    def __post_init__(self):
+        """A list, set or range of a field of several values becomes a tuple (a set sorted: its order is not the
+        user's), one value a tuple of one (``hn_types="atom"``); what is left is checked by :meth:`Benchmark.check`."""
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if not f.metadata["many"] or value is None or isinstance(value, tuple):
+                continue
+            if isinstance(value, (set, frozenset)):
+                value = tuple(sorted(value, key=lambda v: (type(v).__name__, v if isinstance(v, (int, str)) else str(v))))
+            elif isinstance(value, (list, range)):
+                value = tuple(value)
+            elif isinstance(value, (str, int)) and not isinstance(value, bool):
+                value = (value,)
+            object.__setattr__(self, f.name, value)
 
     def given(self) -> set[str]:
         """The fields set away from their defaults."""
@@ -139,7 +155,7 @@ def _check_value(benchmark: str, f: dataclasses.Field, value, allowed: tuple | N
     meta = f.metadata
     label = f"{f.name} ({meta['option']})" if meta["option"] else f.name
     choose = f"; choose from {', '.join(map(str, allowed))}" if allowed else ""
-    if value is None and f.default is None:
+    if value is None and meta["optional"]:
         return                                             # None: all of it, or detected
     if meta["many"]:
         if not isinstance(value, tuple):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ..engine.shared_inputs import SharedInputs
 from ..engine.threads import Background
-from ..errors import DeviceError, error_line
+from ..errors import DeviceError, error_line, one_line_warnings
 from ..models.spec import check_device
 from .. import settings as settings_cli
 from ..evaluate_command import add_run_arguments, print_summary, run_of
@@ -152,14 +152,15 @@ def _worker(index: int, device: str, settings: dict, conn) -> None:
         torch.cuda.set_device(torch.device(device))     # pinned memory and kernels on this device, not cuda:0
     runner = _Runner(device, {**settings, "progress": False})
     conn.send(("ready", None))
-    while True:
-        item = conn.recv()
-        if item is None:
-            return
-        buf = io.StringIO()
-        outcome = runner(item, buf, announce=False)
-        outcome.output = buf.getvalue()
-        conn.send(("done", outcome))
+    with one_line_warnings():                  # as the parent's command prints them
+        while True:
+            item = conn.recv()
+            if item is None:
+                return
+            buf = io.StringIO()
+            outcome = runner(item, buf, announce=False)
+            outcome.output = buf.getvalue()
+            conn.send(("done", outcome))
 
 
 def run_jobs(jobs: list[Job], devices: list[str], settings: dict, out=None, err=None) -> list[Outcome]:

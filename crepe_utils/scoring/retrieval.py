@@ -51,7 +51,7 @@ def summary_table(result, loaded, ranks: metrics.Ranks, tie_policy: str, n_boot:
     near = metrics.near_ties_from_flat(result.scores, result.offsets)
     skipped = Counter((q.hn_type, q.split, q.complexity) for q, _ in result.skipped)
     bad = Counter(_set_of_issue(i) for i in loaded.issues if i.skipped)
-    groups: dict[tuple, list[int]] = {key: [] for key in loaded.sets}
+    groups: dict[tuple, list[int]] = {key: [] for key in getattr(loaded, "sets", ())}   # a bare query set: none
     for i, q in enumerate(result.queries):
         groups.setdefault((q.benchmark, q.train_data, q.hn_type, q.split, q.complexity), []).append(i)
     n_cand = np.diff(result.offsets)

@@ -132,16 +132,17 @@ def headline(summary: dict) -> str:
     syst = {(r["hn_type"], r["split"]): r for r in summary["systematicity"]}
     for hn in sorted({h for h, _ in syst}):
         sc, uc = syst.get((hn, "SC")), syst.get((hn, "UC"))
-        if sc and uc:
+        if sc and uc and sc["r1"] is not None and uc["r1"] is not None:
             lines.append(f"{'':<15}{hn:<10}{sc['r1']:7.1f}{uc['r1']:7.1f}{uc['r1'] - sc['r1']:+8.1f}"
                          f"{sc['chance_r1']:8.1f}")
     prod = [r for r in summary["productivity"] if r.get("complexity") is not None]
     complexities = sorted({int(r["complexity"]) for r in prod})
     lines.append(f"{'productivity':<15}{'HN type':<10}" + "".join(f"{n:>6}" for n in complexities) + f"{'chance':>8}")
     for hn in sorted({r["hn_type"] for r in prod}):
-        rows = {int(r["complexity"]): r for r in prod if r["hn_type"] == hn}
+        rows = {int(r["complexity"]): r for r in prod if r["hn_type"] == hn and r["r1"] is not None}
         cells = "".join(f"{rows[n]['r1']:6.1f}" if n in rows else f"{'-':>6}" for n in complexities)
-        lines.append(f"{'':<15}{hn:<10}{cells}{next(iter(rows.values()))['chance_r1']:8.1f}")
+        lines.append(f"{'':<15}{hn:<10}{cells}{next(iter(rows.values()))['chance_r1']:8.1f}" if rows else
+                     f"{'':<15}{hn:<10}{cells}")   # a set with no scored query (n = 4 swap: none exists) shows "-"
     return "\n".join(lines)
 
 
