@@ -796,3 +796,18 @@ def test_winoground_with_one_image_of_every_example_missing_is_one_line(winogrou
     assert _one_error(rc, lines, tmp_path / "out").startswith(
         f"error: nothing to score: winoground (the whole benchmark) in {winoground}: 8 of its 16 queries were skipped, "
         "leaving no example with both images (missing image: 8; images under ")
+
+
+def test_a_worker_of_evaluate_paper_stops_quietly_on_ctrl_c(capsys):
+    """Ctrl-C reaches every process of the group: a worker ends without a traceback; the parent prints the line."""
+    from crepe_utils.crepe import scheduling
+
+    class Interrupted:
+        def send(self, message):
+            pass
+
+        def recv(self):
+            raise KeyboardInterrupt
+    scheduling._worker(0, "cpu", {}, Interrupted())
+    out, err = capsys.readouterr()
+    assert out == err == ""

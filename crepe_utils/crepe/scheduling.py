@@ -152,7 +152,7 @@ def _worker(index: int, device: str, settings: dict, conn) -> None:
         torch.cuda.set_device(torch.device(device))     # pinned memory and kernels on this device, not cuda:0
     runner = _Runner(device, {**settings, "progress": False})
     conn.send(("ready", None))
-    with one_line_warnings():                  # as the parent's command prints them
+    with one_line_warnings(), contextlib.suppress(KeyboardInterrupt):   # Ctrl-C: the parent, interrupted too, says so
         while True:
             item = conn.recv()
             if item is None:
