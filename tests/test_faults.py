@@ -811,3 +811,10 @@ def test_a_worker_of_evaluate_paper_stops_quietly_on_ctrl_c(capsys):
     scheduling._worker(0, "cpu", {}, Interrupted())
     out, err = capsys.readouterr()
     assert out == err == ""
+
+
+def test_validate_on_a_data_folder_that_is_a_file_says_so(tmp_path, capsys):
+    path = tmp_path / "a-file"
+    path.write_text("x")
+    rc, lines, _ = _cli(capsys, "validate", "--data-dir", path, "--no-tokens")
+    assert _one_error(rc, lines) == f"error: data folder {path} is a file, not a folder (run `make data` or pass --data-dir)"
