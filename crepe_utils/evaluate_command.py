@@ -7,6 +7,8 @@ where the data and the result are (:class:`crepe_utils.evaluation.Run`), which p
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from . import benchmarks, settings as settings_cli
@@ -34,18 +36,32 @@ def add_run_arguments(parser) -> None:
     settings_cli.add_arguments(parser)
 
 
+#: what each selection option's help says beyond its allowed values (which come from the benchmarks' declarations)
+SELECTION_HELP = {
+    "hn_types": "HN types", "complexities": "complexities n", "train_data": "systematicity split, the model's "
+    "training set: cc12m, yfcc or laion in the released files (registry models: their own)", "subsets": "subsets",
+    "layout": "which copy when the folder holds several (default: detect)",
+    "why_hard": "why_hard_tags.tsv for the why-hard breakdown: a path, 'none', or 'auto' (next to the data when "
+                "present)", "grouping": "how the 4 groups of the appendix-A interval are formed (id order)",
+}
+
+
+def _selection_help(name: str) -> str:
+    """An option's help: what it selects, then each benchmark that selects by it with its allowed values."""
+    allowed = [f"{b.name}: {' '.join(map(str, b.selects[name]))}" if b.selects[name] else b.name
+               for b in benchmarks.BENCHMARKS.values() if name in b.selects]
+    return f"{SELECTION_HELP[name]} ({'; '.join(allowed)})"
+
+
 def add_selection_arguments(parser) -> None:
-    parser.add_argument("--hn-types", nargs="+", default=None,
-                        help="CREPE: atom comp combined (systematicity); atom swap negate all (productivity)")
-    parser.add_argument("--train-data", default=None, help="CREPE systematicity split: cc12m, yfcc or laion")
-    parser.add_argument("--complexities", nargs="+", type=int, default=None, help="CREPE productivity: 4 to 12")
-    parser.add_argument("--subsets", nargs="+", default=None, help="SugarCrepe: add_att add_obj replace_att ...")
-    parser.add_argument("--layout", default=None, choices=("folder", "zip", "parquet"),
-                        help="Winoground: which copy when the folder holds several (default: detect)")
-    parser.add_argument("--why-hard", default="auto", help="Winoground: why_hard_tags.tsv for the why-hard "
-                        "breakdown: a path, 'none', or 'auto' (next to the data when present)")
-    parser.add_argument("--grouping", default="contiguous", choices=("contiguous", "interleaved"),
-                        help="Winoground: how the 4 groups of the appendix-A interval are formed (id order)")
+    """One option per field of :class:`crepe_utils.benchmarks.Selection` that has one; each benchmark checks
+    the values against its declaration (:meth:`crepe_utils.benchmarks.Benchmark.check`)."""
+    for f in dataclasses.fields(benchmarks.Selection):
+        option, kind = f.metadata["option"], f.metadata["type"]
+        if option is None:
+            continue
+        kwargs = {"nargs": "+", "type": kind} if f.metadata["many"] else {}
+        parser.add_argument(option, dest=f.name, default=f.default, help=_selection_help(f.name), **kwargs)
 
 
 def add_arguments(parser, benchmark: str | None = None) -> None:
@@ -74,13 +90,11 @@ def run_of(args) -> Run:
 
 def selection_of(args, bench) -> dict:
     """The selection options the user gave (only those: each benchmark refuses the ones it lacks)."""
-    given = {"hn_types": args.hn_types, "train_data": args.train_data, "complexities": args.complexities,
-             "subsets": args.subsets, "layout": args.layout}
-    given = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items() if v is not None}
-    if args.why_hard != "auto":
-        given["why_hard"] = args.why_hard
-    if args.grouping != "contiguous":
-        given["grouping"] = args.grouping
+    given = {}
+    for f in dataclasses.fields(benchmarks.Selection):
+        value = getattr(args, f.name, f.default)
+        if f.metadata["option"] and value != f.default:
+            given[f.name] = tuple(value) if isinstance(value, list) else value
     return given
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 
@@ -28,7 +29,7 @@ import pandas as pd
 from . import benchmarks, paths, scoring
 from .benchmarks import Selection, Sources
 from .engine import core as engine
-from .errors import CrepeError
+from .errors import CrepeError, CrepeWarning, DataError
 from .models import load_model, resolve
 from .models.spec import LoadedModel, check_device
 from .results import provenance
@@ -38,6 +39,10 @@ from .settings import EvaluationSettings
 
 class EvaluationError(CrepeError, ValueError):
     """A call that names no such setting, selection or run field; the message lists the ones there are."""
+
+
+class UnscoredSetWarning(CrepeWarning):
+    """A selected set (or Winoground subset) with no scored query: its summary row is kept, with a count of 0."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,22 @@ class Run:
     progress: bool = True
     shared: object = None                         #: one engine.SharedInputs across a multi-model run
 
+    def __post_init__(self):
+        for name, types in _RUN_TYPES.items():
+            value = getattr(self, name)
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types and value is not False):
+                allowed = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+                raise EvaluationError(f"evaluate(): {name}={value!r} is not allowed: it must be {allowed}")
+
+
+_PATH = (str, os.PathLike)
+_NONE = type(None)
+#: what each field of a Run may hold (cache_dir: also False, no cache)
+_RUN_TYPES = {"data_dir": (*_PATH, _NONE), "image_dir": (*_PATH, _NONE), "out": _PATH,
+              "cache_dir": (*_PATH, _NONE, bool), "kind": (str,), "label": (str,), "pretrained": (str, _NONE),
+              "model_config": (*_PATH, _NONE), "progress": (bool,)}
+_TYPE_NAMES = {str: "a string", os.PathLike: "a path", _NONE: "None", bool: "False (no cache)"}
+
 
 def _fields(cls) -> set[str]:
     return {f.name for f in dataclasses.fields(cls)}
@@ -63,6 +84,10 @@ def _fields(cls) -> set[str]:
 def _route(run: Run | None, selection: Selection | None, settings: EvaluationSettings | None,
            keywords: dict) -> tuple[Run, Selection, EvaluationSettings]:
     """The three objects with ``keywords`` applied to whichever declares each name."""
+    for given, cls in ((run, Run), (selection, Selection)):
+        if given is not None and not isinstance(given, cls):
+            raise EvaluationError(f"evaluate(): {cls.__name__.lower()}= must be a {cls.__name__} (or None), "
+                                  f"got {type(given).__name__}; its fields can also be passed as keywords")
     owners = {Run: run or Run(), Selection: selection or Selection(), EvaluationSettings: None}
     unknown = sorted(set(keywords) - _fields(Run) - _fields(Selection) - _fields(EvaluationSettings))
     if unknown:
@@ -71,12 +96,8 @@ def _route(run: Run | None, selection: Selection | None, settings: EvaluationSet
                               f" and EvaluationSettings ({', '.join(sorted(_fields(EvaluationSettings)))})")
     picked = {cls: {k: v for k, v in keywords.items() if k in _fields(cls)} for cls in owners}
     run = dataclasses.replace(owners[Run], **picked[Run])
-    selection = dataclasses.replace(owners[Selection], **{k: _tupled(v) for k, v in picked[Selection].items()})
+    selection = dataclasses.replace(owners[Selection], **picked[Selection])    # Selection makes lists tuples
     return run, selection, EvaluationSettings.build(settings, **picked[EvaluationSettings])
-
-
-def _tupled(value):
-    return tuple(value) if isinstance(value, (list, set, frozenset)) else value
 
 
 def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None, selection: Selection | None = None,
@@ -88,20 +109,61 @@ def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None
     run, selection, settings = _route(run, selection, settings, keywords)
     check_kind(run.kind)
     check_device(settings.device)                           # before anything is read or loaded
+    if not isinstance(model, (str, LoadedModel)):
+        raise EvaluationError(f"evaluate(): model must be a name (python -m crepe_utils models) or a loaded model, "
+                              f"got {type(model).__name__}")
+    bench.check(selection)                                  # before the model is resolved, too
+    bench.check_settings(settings)
     spec = model.spec if isinstance(model, LoadedModel) else resolve(model, run.pretrained, run.model_config)
     selection = bench.for_model(selection, spec)
     bench.check(selection)
     queries = _queries(bench, run, selection, settings)     # the data are read before any weights load
+    _refuse_if_empty(bench, selection, queries, None)
     loaded = model if isinstance(model, LoadedModel) else load_model(
         model, run.pretrained, run.model_config, device=settings.device, precision=settings.precision)
     used = settings.resolved(loaded)     # what the run uses (and records): nothing left to "auto"
     rule = scoring.RULES[bench.scoring]
     result = _scores(loaded, queries, used, run, rule.SCORE_DTYPE)
+    _refuse_if_empty(bench, selection, queries, result)
     tables = rule.evaluate(result, queries, used, loaded.spec.key)
+    _refuse_if_empty(bench, selection, queries, result, tables)
     manifest = _manifest(bench, loaded, run, selection, queries, result, used, tables, time.time() - t0)
     folder = write_result(result_dir(run.out, loaded.spec.key, bench.folder(selection)), tables, manifest)
+    for line in tables.unscored:        # once the result holds their rows
+        warnings.warn(f"{bench.name}: {line}", UnscoredSetWarning, stacklevel=2)
     tables.summary.attrs["result_dir"] = str(folder)
     return tables.summary
+
+
+def _refuse_if_empty(bench, selection: Selection, queries, result, tables=None) -> None:
+    """A :class:`DataError` saying which selection and folder left nothing to score: no query read, every
+    query skipped by the engine (``result``), or no example whole (``tables``); nothing is written then."""
+    where = f"nothing to score: {bench.name} ({selection.describe()}) in {queries.data.get('data_dir')}"
+    skipped_rows = Counter(i.kind for i in queries.issues if i.skipped)
+    if result is None and not queries.queries:
+        rows = sum(queries.files.values())
+        files = ", ".join(f"{name} ({n} read)" for name, n in sorted(queries.files.items())[:10]) or "no file"
+        if rows == 0:
+            raise DataError(f"{where}: the selected files hold no rows or items: {files}. Re-download them, or "
+                            "select other sets.")
+        if skipped_rows:
+            raise DataError(f"{where}: every one of the {rows} rows read was skipped ({_counted(skipped_rows)}): "
+                            f"{files}. Fix those rows, or select other sets.")
+        raise DataError(f"{where}: none of the {rows} rows read forms a query of the selected sets: {files}. "
+                        "Select other sets.")
+    if result is not None and (not result.queries or (tables is not None and not tables.n_scored)):
+        skipped = (f"every one of its {len(queries.queries)} queries was skipped" if not result.queries else
+                   f"{len(result.skipped)} of its {len(queries.queries)} queries were skipped, leaving no example "
+                   "with both images")
+        index = queries.images() if queries.images is not None else None
+        remedy = f"{index.remedy}, or run" if index is not None else "Run"
+        raise DataError(f"{where}: {skipped} ({_counted(Counter(why for _, why in result.skipped))}; images under "
+                        f"{getattr(index, 'root', queries.data.get('image_dir'))}). {remedy} without "
+                        "--skip-missing-images / --skip-bad-rows to see which images or rows they are.")
+
+
+def _counted(counts: Counter) -> str:
+    return ", ".join(f"{kind}: {n}" for kind, n in counts.most_common())
 
 
 def _queries(bench, run: Run, selection: Selection, used: EvaluationSettings):
@@ -109,7 +171,8 @@ def _queries(bench, run: Run, selection: Selection, used: EvaluationSettings):
     sources = Sources(run.data_dir, run.image_dir)
     if run.shared is None:
         return bench.load(sources, selection, used)
-    key = ("queries", bench.name, str(sources), selection, used.limit, used.on_bad_row, used.empty_negatives)
+    key = ("queries", bench.name, str(sources), selection, used.limit, used.on_bad_row, used.empty_negatives,
+           used.skip_missing_images)
     return run.shared.memo(key, lambda: bench.load(sources, selection, used))
 
 

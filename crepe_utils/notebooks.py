@@ -53,6 +53,7 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
     from nbconvert import HTMLExporter
 
     executed = Path(executed)
+    _check_source(source, parameters or {})
     try:
         _run_notebook(source, executed, parameters, cwd, progress)
     except (pm.PapermillExecutionError, NoSuchKernel) as exc:   # a failing cell, no python3 kernel
@@ -71,6 +72,24 @@ KERNEL_SETUP = ("import pandas as _crepe_pd",
                 "_crepe_pd.set_option('display.max_rows', None)",
                 "_crepe_pd.set_option('display.width', None)",
                 "del _crepe_pd")
+
+
+def _check_source(source, parameters: dict) -> None:
+    """Refuse a source that is not a notebook, or a parameter its ``parameters`` cell does not declare
+    (papermill would only warn, and the run would silently use the default instead)."""
+    import papermill as pm
+    try:
+        content = json.loads(Path(source).read_text(encoding="utf-8"))
+        if not isinstance(content, dict) or not isinstance(content.get("cells"), list):
+            raise ValueError(f"a JSON {type(content).__name__} without a list of 'cells'")
+        declared = pm.inspect_notebook(str(source))
+    except ValueError as exc:        # not UTF-8, not JSON, not a notebook, or one of an unknown format
+        raise NotebookError(f"{source} is not a readable notebook ({type(exc).__name__}: "
+                            f"{' '.join(str(exc).split())[:120]})") from None
+    unknown = sorted(set(parameters) - set(declared))
+    if unknown:
+        raise NotebookError(f"{source} has no parameter {', '.join(map(repr, unknown))}; its parameters are: "
+                            f"{', '.join(sorted(declared)) or 'none'}")
 
 
 def _run_notebook(source, executed: Path, parameters: dict | None, cwd, progress: bool) -> None:

@@ -146,3 +146,8 @@ def shown(path: str | os.PathLike) -> str:
     if home in resolved.parents:
         return "~/" + resolved.relative_to(home).as_posix()
     return "…/" + "/".join(resolved.parts[-2:])
+
+
+def not_a_folder(path: str | os.PathLike) -> str:
+    """Why ``path`` is not a folder a dataset can be read from, as a message says it: it does not exist, or is a file."""
+    return "is a file, not a folder" if Path(path).exists() else "does not exist"

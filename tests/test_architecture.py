@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "crepe_utils"
 #: Packages in one layer are peers: they may not import each other either. A ``package.module`` entry
 #: places one module apart from its package (a command module above the evaluation it drives).
 LAYERS = [
-    ["errors", "paths", "atomic", "kernel", "metrics"],
+    ["errors"],                      # below everything: the atomic writers raise its DiskFullError
+    ["paths", "atomic", "kernel", "metrics"],
     ["progress", "textfile", "blind"],
     ["models", "download"],
     ["reported"],

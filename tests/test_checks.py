@@ -130,7 +130,7 @@ def _result_folder(root, name, limit=None):
     import json
     folder = root / name
     folder.mkdir(parents=True)
-    (folder / "manifest.json").write_text(json.dumps({"kind": "evaluated", "engine": {"limit": limit}}))
+    (folder / "manifest.json").write_text(json.dumps({"kind": "evaluated", "model": {"key": name}, "engine": {"limit": limit}}))
     return str(folder)
 
 

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from PIL import Image
 
 import helpers
+from crepe_utils.benchmarks import SelectionError
 from crepe_utils.cli import main
 from crepe_utils.errors import DataError
 from crepe_utils.evaluation import evaluate
@@ -104,7 +105,7 @@ def test_missing_image_and_unknown_subset_are_one_line_errors(released, loaded_t
     with pytest.raises(DataError, match=r"image\(s\) missing under .*coco.*make data-coco"):
         evaluate(loaded_tiny, "sugarcrepe", image_dir=empty, subsets=everything, **common)
     assert not (tmp_path / "out").exists()
-    with pytest.raises(DataError, match=r"unknown SugarCrepe subset|add_attribute"):
+    with pytest.raises(SelectionError, match=r"subsets \(--subsets\) 'add_attribute' is not allowed; choose from add_att"):
         evaluate(loaded_tiny, "sugarcrepe", image_dir=images, subsets=("add_attribute",), **common)
     # skipped on request: one image present, the pairs on the others skipped and counted
     some = tmp_path / "some"

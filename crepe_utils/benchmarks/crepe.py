@@ -42,7 +42,7 @@ def _limited(qs: Q.QuerySet, limit: int | None) -> Q.QuerySet:
     return Q.QuerySet(kept, qs.issues, qs.files)
 
 
-def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings) -> Loaded:
+def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings, sets: tuple) -> Loaded:
     """The queries with their image index and the manifest's account of the files read."""
     image_dir = paths.vg_images_dir(sources.image_dir)
     files = {}
@@ -55,30 +55,53 @@ def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings) -> Loaded:
     data = {"data_dir": str(data_dir), "image_dir": str(image_dir), "files_sha256": files,
             "rows_read": qs.files, "issues": dict(Counter(i.kind for i in qs.issues))}
     qs = _limited(qs, settings.limit)
-    return Loaded(qs.queries, qs.issues, qs.files, functools.cache(lambda: ImageIndex(image_dir)), data)
+    return Loaded(qs.queries, qs.issues, qs.files, functools.cache(lambda: ImageIndex(image_dir)), data, sets=sets)
+
+
+#: the HN type of productivity's all-negatives sets (app. B.3), built from the three types' files
+ALL_NEGATIVES = "all"
 
 
 def load_productivity(sources: Sources, selection: Selection, settings) -> Loaded:
-    """Productivity queries; with every HN type, also the all-negatives sets of app. B.3."""
+    """Productivity queries; with every HN type (or ``all`` among them), also the all-negatives sets of app. B.3.
+
+    The all-negatives sets are built from all three types' files, so ``hn_types=("all",)`` reads the three and
+    scores only those sets. A set of one HN type and complexity is declared (:attr:`Loaded.sets`) whether or not
+    any of its queries is scored; an all-negatives set where the three files share a query, or when asked for by
+    name.
+    """
     data_dir = _data_dir(sources)
-    types = [t for t in (selection.hn_types or Q.PROD_HN_TYPES) if t != "all"]
-    qs = Q.load_productivity(data_dir, types, selection.complexities or Q.COMPLEXITIES,
+    chosen = selection.hn_types or (*Q.PROD_HN_TYPES, ALL_NEGATIVES)
+    want_all = selection.all_negatives and ALL_NEGATIVES in chosen
+    types = [t for t in chosen if t != ALL_NEGATIVES]
+    complexities = selection.complexities or Q.COMPLEXITIES
+    qs = Q.load_productivity(data_dir, Q.PROD_HN_TYPES if want_all else types, complexities,
                              on_bad_row=settings.on_bad_row)
-    want_all = selection.all_negatives and (selection.hn_types is None or "all" in selection.hn_types)
-    if want_all and set(types) == set(Q.PROD_HN_TYPES):
+    sets = [("productivity", "", t, "", n) for t in types for n in complexities]
+    if want_all:
         combined = Q.all_negatives_sets(qs)
-        qs.queries.extend(combined.queries)
-        qs.issues.extend(i for i in combined.issues if i.kind != "not in all HN types")
+        qs = Q.QuerySet([q for q in qs.queries if q.hn_type in types] + combined.queries,
+                        [i for i in qs.issues if i.hn_type in types]
+                        + [i for i in combined.issues if i.kind != "not in all HN types"], qs.files)
         qs.files["all-negatives sets"] = len(combined)
-    return _loaded(qs, sources, data_dir, settings)
+        formed = {q.complexity for q in combined.queries}
+        if not formed and not types:
+            raise DataError(f"crepe-productivity: no all-negatives set (hn_types 'all') can be formed from {data_dir}: "
+                            "no query (image, box and caption) of the selected complexities is in all three HN "
+                            "types' files (app. B.3); select atom, swap or negate instead")
+        sets += [("productivity", "", ALL_NEGATIVES, "", n) for n in complexities
+                 if n in formed or selection.hn_types]
+    return _loaded(qs, sources, data_dir, settings, tuple(sets))
 
 
 def load_systematicity(sources: Sources, selection: Selection, settings) -> Loaded:
     """Systematicity queries of one training set's split (SC and UC)."""
     data_dir = _data_dir(sources)
-    qs = Q.load_systematicity(data_dir, selection.train_data, selection.hn_types or Q.SYST_HN_TYPES,
+    types = selection.hn_types or Q.SYST_HN_TYPES
+    qs = Q.load_systematicity(data_dir, selection.train_data, types,
                               on_bad_row=settings.on_bad_row, empty_negatives=settings.empty_negatives)
-    return _loaded(qs, sources, data_dir, settings)
+    sets = tuple(("systematicity", selection.train_data, t, split, None) for split in Q.SYST_SPLITS for t in types)
+    return _loaded(qs, sources, data_dir, settings, sets)
 
 
 def systematicity_for_model(selection: Selection, spec) -> Selection:
@@ -96,12 +119,19 @@ SYSTEMATICITY = Benchmark(
     name="crepe-systematicity", aliases=("systematicity",), title="CREPE systematicity (seen vs unseen compounds)",
     citation=f"{CITATION}, §3.2, §4.1, Table 2", licence=LICENCE, datasets=("crepe", "vg"), scoring="retrieval",
     chance="1 / candidates per query: HN-Atom 1/5, HN-Comp 1/7, combined 1/11 (app. A.5)",
-    selects=frozenset({"hn_types", "train_data"}), load=load_systematicity,
+    selects={"hn_types": Q.SYST_HN_TYPES, "train_data": None}, load=load_systematicity,
     folder=lambda s: f"systematicity-{s.train_data}", for_model=systematicity_for_model)
+
+
+def _productivity_agrees(selection: Selection) -> str | None:
+    if ALL_NEGATIVES in (selection.hn_types or ()) and not selection.all_negatives:
+        return "hn_types 'all' asks for the all-negatives sets, which all_negatives=False turns off; drop one of the two"
+    return None
+
 
 PRODUCTIVITY = Benchmark(
     name="crepe-productivity", aliases=("productivity",), title="CREPE productivity (complexity n = 4 to 12)",
     citation=f"{CITATION}, §3.3, §4.2, Fig. 5, app. B", licence=LICENCE, datasets=("crepe", "vg"),
     scoring="retrieval", chance="1 / candidates per query: 1/6 per HN type, 1/16 for the all-negatives sets",
-    selects=frozenset({"hn_types", "complexities", "all_negatives"}), load=load_productivity,
-    folder=lambda s: "productivity")
+    selects={"hn_types": (*Q.PROD_HN_TYPES, ALL_NEGATIVES), "complexities": Q.COMPLEXITIES, "all_negatives": None},
+    load=load_productivity, agree=_productivity_agrees, folder=lambda s: "productivity")

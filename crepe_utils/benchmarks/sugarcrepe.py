@@ -19,7 +19,8 @@ from .spec import Benchmark, Loaded, Selection, Sources
 
 
 def load(sources: Sources, selection: Selection, settings) -> Loaded:
-    pairs = load_pairs(sources.data_dir, selection.subsets or SUBSETS)
+    chosen = [s for s in SUBSETS if s in (selection.subsets or SUBSETS)]
+    pairs = load_pairs(sources.data_dir, chosen)
     root = paths.sugarcrepe_dir(sources.data_dir)
     queries = [Query(benchmark="sugarcrepe", hn_type=p.subset, split="", complexity=None, train_data="",
                      image_id=p.image_id, box=None, positive=p.positive, negatives=(p.negative,), source=p.source,
@@ -35,7 +36,8 @@ def load(sources: Sources, selection: Selection, settings) -> Loaded:
     data = {"data_dir": str(root), "image_dir": str(paths.coco_images_dir(sources.image_dir)),
             "files_sha256": {name: sha256_file(root / name) for name in sorted(pairs.files)},
             "rows_read": dict(pairs.files), "issues": dict(pairs.issue_counts())}
-    return Loaded(queries, [], dict(pairs.files), functools.cache(lambda: CocoImages(sources.image_dir)), data)
+    return Loaded(queries, [], dict(pairs.files), functools.cache(lambda: CocoImages(sources.image_dir)), data,
+                  sets=tuple(("sugarcrepe", "", subset, "", None) for subset in chosen))
 
 
 SUGARCREPE = Benchmark(
@@ -44,4 +46,4 @@ SUGARCREPE = Benchmark(
              "NeurIPS 2023 Datasets and Benchmarks, §3, Table 2",
     licence="SugarCrepe: MIT (RAIVNLab/sugar-crepe); COCO images: their Flickr licences (CC BY and others)",
     datasets=("sugarcrepe", "coco"), scoring="retrieval", chance="1/2: one positive, one negative",
-    selects=frozenset({"subsets"}), load=load, folder=lambda s: "sugarcrepe")
+    selects={"subsets": SUBSETS}, load=load, folder=lambda s: "sugarcrepe")

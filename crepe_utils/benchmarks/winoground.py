@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
+from ..errors import DataError
 from ..models import sha256_file
-from ..winoground.data import WinogroundData, load_dataset
+from ..winoground.data import LAYOUTS, WinogroundData, load_dataset
 from ..winoground.metadata import WHY_HARD, examples_frame, join_why_hard, load_why_hard
+from ..winoground.statistics import GROUPINGS
 from .spec import Benchmark, Loaded, Selection, Sources, resolved
 
 
@@ -37,16 +39,17 @@ class WinogroundImages:
 
     remedy = "Re-download Winoground (`make data-winoground`)"
 
-    def __init__(self, data: WinogroundData):
+    def __init__(self, data: WinogroundData, skip_missing: bool = False):
         self.root = data.root
         self._where: dict[str, tuple[int, int]] = {}
         overall = hashlib.sha256()
         self.ids: list[tuple[str, str]] = []
         for index in range(len(data)):
-            pair = tuple(hashlib.sha256(data.image_bytes(index, k)).hexdigest() for k in (0, 1))
+            pair = tuple(_image_id(data, index, k, skip_missing) for k in (0, 1))
             for k, digest in enumerate(pair):
                 overall.update(digest.encode())
-                self._where.setdefault(digest, (index, k))
+                if not digest.startswith(ABSENT):      # an absent image is missing to the engine: skipped, counted
+                    self._where.setdefault(digest, (index, k))
             self.ids.append(pair)
         self.digest = overall.hexdigest()
         self._images = data.images
@@ -62,6 +65,21 @@ class WinogroundImages:
 
     def describe(self, image_id: str) -> str:
         return self._images.where(*self._where[image_id])
+
+
+#: the id of an image whose bytes cannot be read (missing, or unreadable) under ``skip_missing_images``
+ABSENT = "absent:"
+
+
+def _image_id(data: WinogroundData, index: int, k: int, skip_missing: bool) -> str:
+    """The SHA-256 of an image's bytes; :data:`ABSENT` and where it should be when they cannot be read and
+    ``skip_missing`` (the engine then skips its query as one whose image is missing), else the DataError."""
+    try:
+        return hashlib.sha256(data.image_bytes(index, k)).hexdigest()
+    except DataError:
+        if not skip_missing:
+            raise
+        return ABSENT + data.images.where(index, k)
 
 
 @dataclass(frozen=True)
@@ -84,8 +102,8 @@ def _why_hard_file(choice: str | None, data: WinogroundData, data_dir: Path) -> 
 
 def load(sources: Sources, selection: Selection, settings) -> Loaded:
     data_dir = resolved(sources.data_dir, paths.winoground_dir)
-    data = load_dataset(data_dir, selection.layout)
-    images = WinogroundImages(data)
+    data = load_dataset(data_dir, selection.layout, missing_ok=settings.skip_missing_images)
+    images = WinogroundImages(data, settings.skip_missing_images)
     why_path = _why_hard_file(selection.why_hard, data, data_dir)
     labels = None
     if why_path is not None:
@@ -110,4 +128,5 @@ WINOGROUND = Benchmark(
     licence="Winoground: its own terms (gated on the Hugging Face hub; accept them there)",
     datasets=("winoground",), scoring="winoground",
     chance="enumerated over the 24 orders of four distinct scores: text 25, image 25, group 16.67",
-    selects=frozenset({"layout", "why_hard", "grouping"}), load=load, folder=lambda s: "winoground")
+    selects={"layout": LAYOUTS, "why_hard": None, "grouping": GROUPINGS}, load=load, folder=lambda s: "winoground",
+    ignores=frozenset({"limit", "empty_negatives"}))

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import ModelError
+from ..errors import CrepeWarning, ModelError
 from .. import paths
 import json
 import warnings
@@ -62,7 +62,7 @@ class LoadedModel:
     device: Any
 
 
-class HashCacheWarning(UserWarning):
+class HashCacheWarning(CrepeWarning):
     """The checksum cache could not be read (it is then ignored and rewritten) or written."""
 
 

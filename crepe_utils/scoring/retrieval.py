@@ -27,21 +27,37 @@ def evaluate(result, loaded, settings, model: str) -> Tables:
     ranks = metrics.ranks_from_flat(result.scores, result.offsets)
     summary = summary_table(result, loaded, ranks, settings.tie_policy, settings.n_boot)
     summary.insert(0, "model", model)
-    return Tables(summary, SUMMARY_COLUMNS, per_query_frames(result, ranks), PER_QUERY_COLUMNS, "%.6g", "%.9g")
+    return Tables(summary, SUMMARY_COLUMNS, per_query_frames(result, ranks), PER_QUERY_COLUMNS, "%.6g", "%.9g",
+                  n_scored=len(result.queries), unscored=unscored_sets(summary))
+
+
+def unscored_sets(summary: pd.DataFrame) -> list[str]:
+    """One description per summary row with no scored query (its set's queries were all skipped, or none read)."""
+    out = []
+    for row in summary[summary["n_queries"] == 0].to_dict("records"):
+        parts = [str(row["train_data"] or ""), str(row["hn_type"]), str(row["split"] or ""),
+                 "" if pd.isna(row["complexity"]) else f"n={row['complexity']}"]
+        skipped = int(row["n_skipped"])
+        why = f"all {skipped} of its queries were skipped" if skipped else "none of its queries was read"
+        out.append(f"set {' '.join(p for p in parts if p)} has no scored query ({why}): its summary row has "
+                   "n_queries 0 and no metric")
+    return out
 
 
 def summary_table(result, loaded, ranks: metrics.Ranks, tie_policy: str, n_boot: int) -> pd.DataFrame:
-    """One row per retrieval set with every metric, the R@1 bootstrap interval and skip counts."""
+    """One row per retrieval set with every metric, the R@1 bootstrap interval and skip counts: every set
+    ``loaded`` declares (:attr:`~crepe_utils.benchmarks.Loaded.sets`) and every set a query is scored in; a set
+    with no scored query has ``n_queries`` 0, its skip count and no metric (NaN)."""
     near = metrics.near_ties_from_flat(result.scores, result.offsets)
     skipped = Counter((q.hn_type, q.split, q.complexity) for q, _ in result.skipped)
     bad = Counter(_set_of_issue(i) for i in loaded.issues if i.skipped)
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple, list[int]] = {key: [] for key in getattr(loaded, "sets", ())}   # a bare query set: none
     for i, q in enumerate(result.queries):
         groups.setdefault((q.benchmark, q.train_data, q.hn_type, q.split, q.complexity), []).append(i)
     n_cand = np.diff(result.offsets)
     rows = []
     for key in sorted(groups, key=lambda k: (k[0], k[1], k[2], k[3], -1 if k[4] is None else k[4])):
-        idx = np.array(groups[key])
+        idx = np.array(groups[key], dtype=np.int64)
         benchmark, train_data, hn_type, split, complexity = key
         sub = metrics.Ranks(ranks.pessimistic[idx], ranks.optimistic[idx], ranks.n_ties[idx])
         row = {"benchmark": benchmark, "train_data": train_data, "hn_type": hn_type, "split": split,
