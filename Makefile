@@ -5,6 +5,7 @@
 #   make test    the test suite
 #   make docs    the executed notebooks as a website that opens from disk (build/site/index.html)
 #   make docs-check  every page of it in headless Chromium; screenshots in build/docs-check
+#   make prose-check the notebooks' prose against their numbers, with the data and without any
 #
 # Both create (or refresh) the virtual environment .venv when it is missing or out of date.
 # `make help` lists every target. Each step below is one target; a rerun skips what is up to date
@@ -48,7 +49,7 @@ TOY_NOTEBOOKS := 02_systematicity 03_productivity
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
-.PHONY: all test check check-claims-page check-claims-page-current data data-text evaluate toy \
+.PHONY: all test check check-claims-page check-claims-page-current data data-text evaluate toy prose-check \
         toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
 
 all: data-text notebooks toy check ## the released text data, published numbers, the toy world, checks
@@ -97,7 +98,7 @@ check-claims-page-current: $(VENV_STAMP) ## `make check`, failing also when docs
 # ---------------------------------------------------------------- notebooks (published numbers)
 notebooks: $(NOTEBOOKS) ## run the paper notebooks (published numbers, plus evaluated results when present)
 
-$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 01_... to 05_..., 07_..., 08_...
+$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 00_... to 05_..., 07_..., 08_...
 
 # Read by the notebooks besides the package: evaluated results (every notebook shows them when present) and the
 # data files of the benchmarks each is about (NB_DATA_<notebook>, in build/deps.mk, from the registry).
@@ -107,7 +108,10 @@ EVAL_SUMMARIES = $(shell find $(RESULTS) -name '*summary.csv' 2>/dev/null)
 NB_AFTER_02_systematicity    = $(BUILD)/toy/02_systematicity.ipynb
 NB_AFTER_03_productivity     = $(BUILD)/toy/03_productivity.ipynb
 NB_AFTER_07_blind_baselines  = $(TOY_DIR)/.done
+# 00 lets a reader try the toy world's model on captions of their own, and works its data when CREPE's are absent.
+NB_AFTER_00_how_compositionality_is_evaluated = $(TOY_DIR)/.done
 NB_PARAMS_07_blind_baselines = -p toy_dir $(TOY_DIR)
+NB_PARAMS_00_how_compositionality_is_evaluated = -p toy_dir $(TOY_DIR)
 
 .SECONDEXPANSION:
 $(BUILD)/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $$(NB_DATA_$$*) $$(NB_AFTER_$$*) \
@@ -145,6 +149,9 @@ toy: 06_toy_world toy-notebooks ## the whole experiment on a procedurally genera
 
 toy-world: $(TOY_DIR)/.done ## generate the toy world, train its tiny CLIP, evaluate it (TOY_DIR)
 
+# 02's toy run scores the toy world's own systematicity files without looking, too.
+NB_TOY_PARAMS_02_systematicity = -p data_dir $(TOY_DIR)/world
+
 toy-notebooks: $(TOY_NOTEBOOKS:%=$(BUILD)/toy/%.ipynb) ## notebooks 02 and 03 on the toy world's results
 
 06_toy_world: $(BUILD)/06_toy_world.ipynb ## the toy world's own notebook
@@ -155,25 +162,48 @@ $(TOY_DIR)/.done: $$(TOY_SOURCES) | $(VENV_STAMP)
 	@touch $@
 
 $(BUILD)/toy/%.ipynb: notebooks/%.ipynb crepe_utils/notebooks.py $$(NB_DEPS_$$*) $(TOY_DIR)/.done | $(VENV_STAMP)
-	$(RUN_NB) $< $@ -p results_dir $(TOY_DIR)/results $(NB_OUTPUTS) -p output_prefix toy_ -p published_numbers False
+	$(RUN_NB) $< $@ -p results_dir $(TOY_DIR)/results $(NB_OUTPUTS) -p output_prefix toy_ -p published_numbers False \
+	    $(NB_TOY_PARAMS_$*)
 
 $(BUILD)/06_toy_world.ipynb: notebooks/06_toy_world.ipynb crepe_utils/notebooks.py $$(NB_DEPS_06_toy_world) \
                              $(TOY_DIR)/.done | $(VENV_STAMP)
 	$(RUN_NB) $< $@ -p toy_dir $(TOY_DIR) $(NB_OUTPUTS)
+
+# ---------------------------------------------------------------- the prose check
+# Every notebook runs a second time with an empty data folder (into $(NODATA), never figures/ or tables/), and
+# tests/test_prose.py reads both runs: a number or a direction word in a notebook's static prose must be one its
+# outputs (or a cited published table) hold. Nothing is fetched: the data targets are not run for it.
+NODATA := $(BUILD)/nodata
+
+prose-check: all ## the notebooks' prose against their numbers, with the data and without any ($(BUILD)/nodata)
+	@mkdir -p $(NODATA)/data
+	$(MAKE) --no-print-directory notebooks toy-notebooks 06_toy_world BUILD=$(NODATA) FIGURES=$(NODATA)/figures \
+	    TABLES=$(NODATA)/tables CREPE_DATA=$(NODATA)/data VG_IMAGES=$(NODATA)/data/visual_genome \
+	    WINOGROUND_DATA=$(NODATA)/data/winoground SUGARCREPE_DATA=$(NODATA)/data/sugarcrepe \
+	    COCO_IMAGES=$(NODATA)/data/coco
+	PROSE_REQUIRE=1 PROSE_BUILDS="$(BUILD) $(NODATA)" $(VPY) -m pytest -q tests/test_prose.py
 
 # ---------------------------------------------------------------- the website
 docs: all ## the website: README, the executed notebooks, docs/ pages, figures, tables (build/site/index.html)
 	$(VPY) -m crepe_utils.site.build --build-dir $(BUILD) --out $(BUILD)/site --figures-dir $(FIGURES) \
 	    --tables-dir $(TABLES)
 
-docs-check: docs ## open every page in headless Chromium; fails on a broken image or link; screenshots
+# The check drives the system's Chromium (`apt-get install chromium`) with Playwright, the `docs` extra,
+# installed here on first use (pinned by requirements.lock).
+DOCS_STAMP := $(VENV)/.crepe-docs-installed
+
+$(DOCS_STAMP): pyproject.toml requirements.lock | $(VENV_STAMP)
+	$(VPY) -m pip install --quiet -c requirements.lock -e '.[docs]'
+	@touch $@
+
+docs-check: docs $(DOCS_STAMP) ## every page in headless Chromium: images, links, cut cells, paths, code folded; screenshots
 	$(VPY) -m crepe_utils.site.check $(BUILD)/site --screenshots $(BUILD)/docs-check
 
 # ---------------------------------------------------------------- housekeeping
 # Only what make builds here (never data, weights, results, caches, or the device check's
 # $(BUILD)/device_check.json, a measurement on a machine one may not have again).
 clean: ## remove executed notebooks, their HTML and the website (keeps data, weights, results and caches)
-	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/site $(BUILD)/docs-check $(BUILD)/deps.mk
+	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/nodata $(BUILD)/site $(BUILD)/docs-check $(BUILD)/deps.mk
 
 clean-venv: ## remove the virtual environment
 	rm -rf $(VENV)

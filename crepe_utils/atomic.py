@@ -18,33 +18,93 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
+
+from .errors import DiskFullError
+
+
+#: what a write that runs out of room raises: a full disk, a full quota
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def human(n: int | None) -> str:
+    """A byte count for people: ``12.3 MB``."""
+    if n is None:
+        return "size unknown"
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")
+
+
+def _free_bytes(path: Path) -> int | None:
+    path = Path(path).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    with contextlib.suppress(OSError):
+        return shutil.disk_usage(path).free
+    return None
+
+
+def _size(path: Path) -> int:
+    """Bytes held by the file or folder ``path`` (0 when gone)."""
+    with contextlib.suppress(OSError):
+        if path.is_file():
+            return path.stat().st_size
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return 0
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
+def disk_full_named(what: str, path: str | os.PathLike, needed: int | None = None, fix: str = "",
+                    partial: Callable[[], Path | None] | None = None,
+                    left: str = "nothing half-written is left") -> Iterator[None]:
+    """Run a block that writes ``what`` at ``path``; a full disk or quota in it becomes one
+    :class:`~crepe_utils.errors.DiskFullError` naming ``what``, ``path``, what it ``needed`` (when known) or what
+    the file or folder ``partial()`` had reached, the space free there, ``fix`` (how else to proceed) and what
+    is ``left`` on disk. Anything else passes through unchanged."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in DISK_FULL or isinstance(exc, DiskFullError):
+            raise
+        reached = partial() if partial is not None else None
+        need = (f"; it needs about {human(needed)}" if needed is not None else
+                f"; {human(_size(reached))} were written when the disk filled" if reached is not None else "")
+        free = _free_bytes(Path(path))
+        raise DiskFullError(f"no space left on the device writing {what} ({path}{need}; "
+                            f"{human(free) if free is not None else 'unknown'} free there). "
+                            f"Free some space{fix}; {left}") from None
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, suffix: str | None = None, what: str | None = None,
+                fix: str = "", needed: int | None = None) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; move it over ``path`` if the block succeeds.
 
     The temporary file keeps the destination's suffix (``suffix`` overrides it) so that
     writers that choose a format by extension (matplotlib, pandas) do the right thing.
-    On an exception the temporary file is removed and ``path`` is left untouched.
+    On an exception the temporary file is removed and ``path`` is left untouched; a full disk is a
+    :class:`~crepe_utils.errors.DiskFullError` naming ``what`` (default: the file), what it ``needed`` (if known)
+    and ``fix``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.",
-        suffix=".part" + (suffix if suffix is not None else path.suffix),
-        dir=path.parent,
-    )
-    os.close(fd)
-    real_tmp = Path(tmp)
+    held: list[Path] = []
     try:
-        yield real_tmp
-        os.chmod(real_tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; use the usual mode
-        os.replace(real_tmp, path)
+        with disk_full_named(what or f"the file {path.name}", path, needed, fix, lambda: next(iter(held), None)):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.",
+                                       suffix=".part" + (suffix if suffix is not None else path.suffix), dir=path.parent)
+            os.close(fd)
+            held.append(Path(tmp))
+            yield held[0]
+            os.chmod(held[0], 0o666 & ~_umask())  # mkstemp makes 0600 files; use the usual mode
+            os.replace(held[0], path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            real_tmp.unlink()
+        for tmp in held:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
         raise
 
 
@@ -142,27 +202,31 @@ def _publish(new: Path, path: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_directory(path: str | os.PathLike, what: str | None = None, fix: str = "") -> Iterator[Path]:
     """Yield an empty temporary folder beside ``path``; if the block succeeds, it becomes ``path``.
 
     A reader of ``path`` sees the previous folder, then (for the instant between two renames)
     none, then the complete new one; never a mixture and never a half-written folder. On an
-    exception, or if the process dies, ``path`` is left as it was.
+    exception, or if the process dies, ``path`` is left as it was; a full disk is a
+    :class:`~crepe_utils.errors.DiskFullError` naming ``what`` (default: the folder) and ``fix``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for sibling in path.parent.glob(f".{path.name}.*"):
-        if sibling.is_dir() and _abandoned(sibling, path.name):
-            shutil.rmtree(sibling, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{_owner()}.", suffix=".partial", dir=path.parent))
+    held: list[Path] = []
     try:
-        yield tmp
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700 folders; use the usual mode
-        _fsync_tree(tmp)
-        _publish(tmp, path)
-        _fsync_dir(path.parent)
+        with disk_full_named(what or f"the folder {path.name}", path, fix=fix, partial=lambda: next(iter(held), None)):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            for sibling in path.parent.glob(f".{path.name}.*"):
+                if sibling.is_dir() and _abandoned(sibling, path.name):
+                    shutil.rmtree(sibling, ignore_errors=True)
+            held.append(Path(tempfile.mkdtemp(prefix=f".{path.name}.{_owner()}.", suffix=".partial", dir=path.parent)))
+            yield held[0]
+            os.chmod(held[0], 0o777 & ~_umask())  # mkdtemp makes 0700 folders; use the usual mode
+            _fsync_tree(held[0])
+            _publish(held[0], path)
+            _fsync_dir(path.parent)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        for tmp in held:
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

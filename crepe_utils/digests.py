@@ -14,9 +14,10 @@ from typing import Callable
 
 from . import paths
 from .atomic import write_json
+from .errors import CrepeWarning
 
 
-class HashCacheWarning(UserWarning):
+class HashCacheWarning(CrepeWarning):
     """The checksum cache could not be read (it is then ignored and rewritten) or written."""
 
 

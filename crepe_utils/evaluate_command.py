@@ -7,6 +7,8 @@ where the data and the result are (:class:`crepe_utils.evaluation.Run`), which p
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from . import benchmarks, settings as settings_cli
@@ -43,13 +45,14 @@ def add_selection_arguments(parser, benchmark: str | None = None) -> None:
         declared = [(b, o) for b, o in declared if benchmark is None or b.name == benchmark]
         if not declared:
             continue
-        option, flag = declared[0][1], "--" + name.replace("_", "-")
+        option = declared[0][1]
+        flag = option.flag
         if option.type is bool:     # a switch away from the default (e.g. --no-all-negatives)
-            flag = ("--no-" if option.default else "--") + name.replace("_", "-")
             parser.add_argument(flag, dest=name, action="store_const", const=not option.default, default=None,
                                 help=_option_help(declared))
         else:
-            parser.add_argument(flag, dest=name, nargs="+" if option.many else None, type=option.type,
+            kind = str if isinstance(option.type, tuple) else option.type      # a path, or a word: given as text
+            parser.add_argument(flag, dest=name, nargs="+" if option.many else None, type=kind,
                                 default=None, metavar=name.upper(), help=_option_help(declared))
 
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+import warnings
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -28,7 +30,7 @@ import pandas as pd
 from . import benchmarks, paths
 from .protocol.benchmark import Selection, Sources
 from .engine import core as engine
-from .errors import CrepeError
+from .errors import CrepeError, CrepeWarning, DataError
 from .models import load_model, resolve
 from .models.spec import LoadedModel, check_device
 from .results import provenance
@@ -38,6 +40,10 @@ from .settings import EvaluationSettings
 
 class EvaluationError(CrepeError, ValueError):
     """A call that names no such setting, selection or run field; the message lists the ones there are."""
+
+
+class UnscoredSetWarning(CrepeWarning):
+    """A selected set (or subset) with no scored query: its summary row is kept, with a count of 0."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,22 @@ class Run:
     progress: bool = True
     shared: object = None                         #: one engine.SharedInputs across a multi-model run
 
+    def __post_init__(self):
+        for name, types in _RUN_TYPES.items():
+            value = getattr(self, name)
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types and value is not False):
+                allowed = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+                raise EvaluationError(f"evaluate(): {name}={value!r} is not allowed: it must be {allowed}")
+
+
+_PATH = (str, os.PathLike)
+_NONE = type(None)
+#: what each field of a Run may hold (cache_dir: also False, no cache)
+_RUN_TYPES = {"data_dir": (*_PATH, _NONE), "image_dir": (*_PATH, _NONE), "out": _PATH,
+              "cache_dir": (*_PATH, _NONE, bool), "kind": (str,), "label": (str,), "pretrained": (str, _NONE),
+              "model_config": (*_PATH, _NONE), "progress": (bool,)}
+_TYPE_NAMES = {str: "a string", os.PathLike: "a path", _NONE: "None", bool: "False (no cache)"}
+
 
 def _fields(cls) -> set[str]:
     return {f.name for f in dataclasses.fields(cls)}
@@ -64,6 +86,12 @@ def _route(bench, run: Run | None, selection: Selection | None, settings: Evalua
            keywords: dict) -> tuple[Run, Selection, EvaluationSettings]:
     """The run, the benchmark's checked selection and the settings, with ``keywords`` applied to whichever
     declares each name (the benchmark's options are its selection's)."""
+    if run is not None and not isinstance(run, Run):
+        raise EvaluationError(f"evaluate(): run= must be a Run (or None), got {type(run).__name__}; its fields can "
+                              "also be passed as keywords")
+    if selection is not None and not isinstance(selection, Mapping):
+        raise EvaluationError(f"evaluate(): selection= must be a Selection or a mapping of option → value (or None), "
+                              f"got {type(selection).__name__}; its options can also be passed as keywords")
     options = {o.name for o in bench.options}
     unknown = sorted(set(keywords) - _fields(Run) - options - _fields(EvaluationSettings))
     if unknown:
@@ -103,20 +131,59 @@ def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None
     bench = benchmarks.get(benchmark)
     run, selection, settings = _route(bench, run, selection, settings, keywords)
     check_kind(run.kind)
+    if not isinstance(model, (str, LoadedModel)):
+        raise EvaluationError(f"evaluate(): model must be a name (python -m crepe_utils models) or a loaded model, "
+                              f"got {type(model).__name__}")
     device = _device(model, settings)                       # before anything is read or loaded
     spec = model.spec if isinstance(model, LoadedModel) else resolve(model, run.pretrained, run.model_config)
-    selection = bench.for_model(selection, spec)
+    selection = bench.selection(bench.for_model(selection, spec))     # checked again: the model may choose
     queries = _queries(bench, run, selection, settings)     # the data are read before any weights load
+    _refuse_if_empty(bench, selection, queries, None)
     loaded = model if isinstance(model, LoadedModel) else load_model(
         model, run.pretrained, run.model_config, device=device, precision=settings.precision)
     used = settings.resolved(device, loaded.spec)     # what the run uses (and records): nothing left to "auto"
     rule = bench.rule
     result = _scores(loaded, queries, used, run, rule.score_dtype)
+    _refuse_if_empty(bench, selection, queries, result)
     tables = rule.evaluate(result, queries, used, loaded.spec.key)
+    _refuse_if_empty(bench, selection, queries, result, tables)
     manifest = _manifest(bench, loaded, run, selection, queries, result, used, tables, time.time() - t0)
     folder = write_result(result_dir(run.out, loaded.spec.key, bench.folder(selection)), tables, manifest)
+    for line in tables.unscored:        # once the result holds their rows
+        warnings.warn(f"{bench.name}: {line}", UnscoredSetWarning, stacklevel=2)
     tables.summary.attrs["result_dir"] = str(folder)
     return tables.summary
+
+
+def _refuse_if_empty(bench, selection: Selection, queries, result, tables=None) -> None:
+    """A :class:`DataError` saying which selection and folder left nothing to score: no query read, every
+    query skipped by the engine (``result``), or no example whole (``tables``); nothing is written then."""
+    where = f"nothing to score: {bench.name} ({bench.describe(selection)}) in {queries.data.get('data_dir')}"
+    skipped_rows = Counter(i.kind for i in queries.issues if i.skipped)
+    if result is None and not queries.queries:
+        rows = sum(queries.files.values())
+        files = ", ".join(f"{name} ({n} read)" for name, n in sorted(queries.files.items())[:10]) or "no file"
+        if rows == 0:
+            raise DataError(f"{where}: the selected files hold no rows or items: {files}. Re-download them, or "
+                            "select other sets.")
+        if skipped_rows:
+            raise DataError(f"{where}: every one of the {rows} rows read was skipped ({_counted(skipped_rows)}): "
+                            f"{files}. Fix those rows, or select other sets.")
+        raise DataError(f"{where}: none of the {rows} rows read forms a query of the selected sets: {files}. "
+                        "Select other sets.")
+    if result is not None and (not result.queries or (tables is not None and not tables.n_scored)):
+        skipped = (f"every one of its {len(queries.queries)} queries was skipped" if not result.queries else
+                   f"{len(result.skipped)} of its {len(queries.queries)} queries were skipped, leaving no example "
+                   "with both images")
+        index = queries.images() if queries.images is not None else None
+        remedy = f"{index.remedy}, or run" if index is not None else "Run"
+        raise DataError(f"{where}: {skipped} ({_counted(Counter(why for _, why in result.skipped))}; images under "
+                        f"{getattr(index, 'root', queries.data.get('image_dir'))}). {remedy} without "
+                        "--skip-missing-images / --skip-bad-rows to see which images or rows they are.")
+
+
+def _counted(counts: Counter) -> str:
+    return ", ".join(f"{kind}: {n}" for kind, n in counts.most_common())
 
 
 def _queries(bench, run: Run, selection: Selection, used: EvaluationSettings):
@@ -125,7 +192,8 @@ def _queries(bench, run: Run, selection: Selection, used: EvaluationSettings):
 
     if run.shared is None:
         return bench.read(sources, selection, used)
-    key = ("queries", bench.name, str(sources), selection, used.limit, used.on_bad_row, used.empty_negatives)
+    key = ("queries", bench.name, str(sources), selection, used.limit, used.on_bad_row, used.empty_negatives,
+           used.skip_missing_images)
     return run.shared.memo(key, lambda: bench.read(sources, selection, used))
 
 

@@ -5,6 +5,12 @@
 one only when every cell ran, so a failed run never leaves a half-executed notebook that looks
 finished; the source notebook is never written to.
 
+Every kernel starts with the same display settings (:data:`KERNEL_SETUP`: pandas shows every
+column, row and character of a table, so no cell of a page is cut with "..."), and the executed copy
+names no place of the building machine: its papermill record holds project-relative paths, and the
+data, project, home and temporary folders in its outputs read ``$CREPE_DATA/...``, ``./...``,
+``~/...`` and ``$TMPDIR/...`` (:func:`portable_notebook`).
+
 ``python -m crepe_utils.notebooks deps NOTEBOOK...`` prints, as Make variables, the package files
 each notebook's imports reach (and those of the toy pipeline): what its executed copy depends on.
 """
@@ -19,7 +25,7 @@ from pathlib import Path
 
 from .atomic import atomic_path, write_text
 from .errors import CrepeError, exit_status
-from .paths import PROJECT_ROOT
+from .paths import PROJECT_ROOT, machine_roots, portable_text
 
 
 def _value(text: str):
@@ -47,6 +53,7 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
     from nbconvert import HTMLExporter
 
     executed = Path(executed)
+    _check_source(source, parameters or {})
     try:
         _run_notebook(source, executed, parameters, cwd, progress)
     except (pm.PapermillExecutionError, NoSuchKernel) as exc:   # a failing cell, no python3 kernel
@@ -57,7 +64,36 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
     return executed
 
 
+#: Run in every kernel before the notebook's first cell: pandas shows tables whole (no cell cut with
+#: "...", no row or column elided); a page wraps long cells instead (the site's style).
+KERNEL_SETUP = ("import pandas as _crepe_pd",
+                "_crepe_pd.set_option('display.max_colwidth', None)",
+                "_crepe_pd.set_option('display.max_columns', None)",
+                "_crepe_pd.set_option('display.max_rows', None)",
+                "_crepe_pd.set_option('display.width', None)",
+                "del _crepe_pd")
+
+
+def _check_source(source, parameters: dict) -> None:
+    """Refuse a source that is not a notebook, or a parameter its ``parameters`` cell does not declare
+    (papermill would only warn, and the run would silently use the default instead)."""
+    import papermill as pm
+    try:
+        content = json.loads(Path(source).read_text(encoding="utf-8"))
+        if not isinstance(content, dict) or not isinstance(content.get("cells"), list):
+            raise ValueError(f"a JSON {type(content).__name__} without a list of 'cells'")
+        declared = pm.inspect_notebook(str(source))
+    except ValueError as exc:        # not UTF-8, not JSON, not a notebook, or one of an unknown format
+        raise NotebookError(f"{source} is not a readable notebook ({type(exc).__name__}: "
+                            f"{' '.join(str(exc).split())[:120]})") from None
+    unknown = sorted(set(parameters) - set(declared))
+    if unknown:
+        raise NotebookError(f"{source} has no parameter {', '.join(map(repr, unknown))}; its parameters are: "
+                            f"{', '.join(sorted(declared)) or 'none'}")
+
+
 def _run_notebook(source, executed: Path, parameters: dict | None, cwd, progress: bool) -> None:
+    import nbformat
     import papermill as pm
     with atomic_path(executed) as tmp:
         # the kernel's own log stays quiet: ipykernel warns on stderr at every start that its local TCP
@@ -65,8 +101,55 @@ def _run_notebook(source, executed: Path, parameters: dict | None, cwd, progress
         # failure is this command's one error line); the cells' output and warnings go to the notebook
         pm.execute_notebook(str(source), str(tmp), parameters=parameters or {}, kernel_name="python3",
                             cwd=str(cwd or PROJECT_ROOT), progress_bar=progress, log_output=False,
-                            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+                            extra_arguments=["--IPKernelApp.log_level=CRITICAL",
+                                             *(f"--IPKernelApp.exec_lines={line}" for line in KERNEL_SETUP)],
                             kernel_manager_class=_quiet_kernel_manager())
+        nb = nbformat.read(tmp, as_version=4)
+        portable_notebook(nb, source, executed)
+        nbformat.write(nb, tmp)
+
+
+# ------------------------------------------------------------------------------ no machine's paths
+
+def _relative(path, roots) -> str:
+    path = Path(path).absolute()
+    try:
+        return path.relative_to(PROJECT_ROOT).as_posix()
+    except ValueError:
+        return portable_text(str(path), roots)
+
+
+def portable_notebook(nb, source, executed) -> None:
+    """Rewrite an executed notebook in place so that it names no folder of the building machine.
+
+    papermill's record gets the project-relative source and final names (not the temporary file it
+    wrote); parameters, the injected parameters cell and every text output get :func:`portable_text`.
+    Images are left alone."""
+    roots = machine_roots()
+    record = nb.metadata.get("papermill", {})
+    if record:
+        record["input_path"], record["output_path"] = _relative(source, roots), _relative(executed, roots)
+        for key in ("parameters", "default_parameters"):
+            if key in record:
+                record[key] = json.loads(portable_text(json.dumps(record[key]), roots))
+    for cell in nb.cells:
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            cell.source = portable_text(cell.source, roots)
+        for output in cell.get("outputs", []):
+            _portable_output(output, roots)
+
+
+def _portable_output(output, roots) -> None:
+    if "text" in output:
+        output["text"] = portable_text(output["text"], roots)
+    if "traceback" in output:
+        output["traceback"] = [portable_text(line, roots) for line in output["traceback"]]
+    if "evalue" in output:
+        output["evalue"] = portable_text(output["evalue"], roots)
+    for mime, value in output.get("data", {}).items():
+        if mime.startswith("text/") or mime in ("application/json", "image/svg+xml"):
+            output["data"][mime] = (portable_text(value, roots) if isinstance(value, str)
+                                    else json.loads(portable_text(json.dumps(value), roots)))
 
 
 def _quiet_kernel_manager():

@@ -22,6 +22,8 @@ checksum cache     ``CREPE_CACHE``       ``./cache/sha256.json`` (SHA-256 of lar
 from __future__ import annotations
 
 import os
+import re
+import tempfile
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -59,3 +61,70 @@ def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
     if explicit:
         return Path(explicit)
     return Path(os.environ.get("CREPE_CACHE") or "cache")
+
+
+# ------------------------------------------------------------------------------ this machine's folders
+
+def machine_roots() -> list[tuple[str, str]]:
+    """(absolute folder of this machine, what a page shows instead), most specific first: the data
+    folders (as their environment variables), the project (``.``), the temporary folder and home (``~``).
+    What an executed notebook or a page of the site writes in their place (:func:`portable_text`)."""
+    roots = [(str(data_root().resolve()), "$CREPE_DATA")]
+    for variable in folder_variables():
+        if os.environ.get(variable):
+            roots.append((str(Path(os.environ[variable]).resolve()), f"${variable}"))
+    roots += [(str(PROJECT_ROOT), "."), (str(Path(tempfile.gettempdir()).resolve()), "$TMPDIR"),
+              (str(Path.home().resolve()), "~")]
+    seen, out = set(), []
+    for path, name in sorted(roots, key=lambda r: -len(r[0])):
+        if path not in seen and path != "/":
+            seen.add(path)
+            out.append((path, name))
+    return out
+
+
+def portable_text(text: str, roots: list[tuple[str, str]]) -> str:
+    """``text`` with each root by its name, where the root is a whole path (``/data`` is replaced neither in
+    ``/database`` nor in ``/srv/data``)."""
+    for path, name in roots:
+        text = re.sub(r"(?<![\w.~/-])" + re.escape(path) + r"(?=$|[/\\\s'\"),.:;\]}<>&])", lambda _: name, text)
+    return text
+
+
+#: How a dataset's own environment variable is named (a declaration's ``variable``: ``VALSE_DATA``,
+#: ``VG_IMAGES``), so that a folder named by one is recognised without a list of them here.
+FOLDER_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*_(DATA|IMAGES)")
+_OWN_VARIABLES = ("CREPE_MODELS", "CREPE_CACHE")
+
+
+def folder_variables() -> list[str]:
+    """The environment variables set here that name a folder of this project: every dataset's
+    (:data:`FOLDER_VARIABLE`), the models' and the cache's; ``CREPE_DATA`` last (the least specific)."""
+    named = sorted(v for v in os.environ if FOLDER_VARIABLE.fullmatch(v) and v != DATA_ROOT_ENV)
+    return [*named, *(v for v in _OWN_VARIABLES if v in os.environ), DATA_ROOT_ENV]
+
+
+def shown(path: str | os.PathLike) -> str:
+    """``path`` as a page may print it, without the absolute paths of the machine that ran it: relative to the
+    project when inside it, else as the variable that names its folder (``$CREPE_DATA/crepe``), else ``~/…``
+    under the home folder, else its last two parts after ``…/``."""
+    p = Path(path)
+    if not p.is_absolute():
+        return str(p)
+    resolved = p.resolve()
+    bases = [(Path(os.environ[v]).resolve(), v) for v in folder_variables() if os.environ.get(v)]
+    for base, name in [(PROJECT_ROOT, None)] + sorted(bases, key=lambda b: -len(b[0].parts)):
+        if resolved == base or base in resolved.parents:
+            rest = resolved.relative_to(base).as_posix()
+            if name is None:
+                return rest or "."
+            return f"${name}" + (f"/{rest}" if rest != "." else "")
+    home = Path.home().resolve()
+    if home in resolved.parents:
+        return "~/" + resolved.relative_to(home).as_posix()
+    return "…/" + "/".join(resolved.parts[-2:])
+
+
+def not_a_folder(path: str | os.PathLike) -> str:
+    """Why ``path`` is not a folder a dataset can be read from, as a message says it: it does not exist, or is a file."""
+    return "is a file, not a folder" if Path(path).exists() else "does not exist"

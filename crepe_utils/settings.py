@@ -61,7 +61,8 @@ class EvaluationSettings:
     text_batch_size: int = _setting(512, "captions per batch", minimum=1)
     num_workers: int | None = _setting(None, "image decoding workers (default: up to 8 on CUDA, else 0)",
                                        type=int, minimum=0)
-    limit: int | None = _setting(None, "at most N queries per retrieval set (smoke tests)", type=int, minimum=0)
+    limit: int | None = _setting(None, "at most N queries per retrieval set, N >= 1 (smoke tests; default: all)",
+                                 type=int, minimum=1)
     tie_policy: str = _setting("pessimistic", "how a tie with a negative counts for R@k (default: %(default)s)",
                                choices=TIE_POLICIES)
     truncation: str | None = _setting(None, "over-long captions (default: the model family's official policy)",
@@ -128,7 +129,8 @@ def _check(f: dataclasses.Field, value) -> None:
         allowed += " or None"
     if (not ok_type or (meta["choices"] and value not in meta["choices"])
             or (meta["minimum"] is not None and value < meta["minimum"])):
-        raise SettingsError(f"evaluation setting {f.name}={value!r} is not allowed: it must be {allowed}")
+        raise SettingsError(f"evaluation setting {f.name}={value!r} ({option_name(f)}) is not allowed: it must be "
+                            f"{allowed}")
 
 
 # ------------------------------------------------------------------------------ command line

@@ -26,3 +26,13 @@ def read_text(path: str | os.PathLike, fix: str, error: type[Exception] = DataEr
         line = data.count(b"\n", 0, exc.start) + 1
         bad = data[exc.start:exc.start + 4]
         raise error(f"{path}:{line}: bytes {bad!r} are not UTF-8 ({exc.reason}); {fix}") from None
+
+
+def not_utf8(text: str) -> str | None:
+    """Why ``text`` cannot be written as UTF-8 (a lone surrogate, which a JSON ``\\ud800`` escape can make), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (f"holds {text[exc.start]!r} at character {exc.start}, a lone surrogate that UTF-8 cannot "
+                "encode (a JSON escape such as \\ud800 without its pair)")
+    return None

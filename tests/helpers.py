@@ -371,7 +371,8 @@ def write_retrieval(directory, summary, per_query, manifest):
     from crepe_utils.protocol import Tables
     frames = [per_query] if isinstance(per_query, pd.DataFrame) else per_query
     tables = Tables(summary, store.SUMMARY_COLUMNS, frames, store.PER_QUERY_COLUMNS, "%.6g", "%.9g")
-    return store.write_result(directory, tables, manifest)
+    model = str(summary["model"].iloc[0]) if len(summary) and "model" in summary else "fixture-model"
+    return store.write_result(directory, tables, {"model": {"key": model}, **manifest})
 
 
 def is_temporary(path: Path, root: Path) -> bool:

@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "crepe_utils"
 #: Packages in one layer are peers: they may not import each other either. Every package is in one layer,
 #: whole: no module is placed apart from its package.
 LAYERS = [
-    ["errors", "paths", "atomic", "kernel", "metrics", "packaged"],
+    ["errors"],                      # below everything: the atomic writers raise its DiskFullError
+    ["paths", "atomic", "kernel", "metrics", "packaged"],
     ["progress", "textfile", "digests", "blind"],
     ["models", "download"],
     ["engine"],
@@ -206,9 +207,9 @@ LAZY_LIBRARIES = {
     "papermill": "notebooks runner: `notebooks deps` (read by make on every run) must start fast",
     "jupyter_client": "notebooks runner, as papermill",
     "nbconvert": "notebooks runner and site: slow to import",
-    "nbformat": "site: crepe_utils/site/build.py (edited elsewhere)",
+    "nbformat": "site: crepe_utils/site/build.py (edited elsewhere); the notebooks runner, as papermill",
     "mistune": "site: crepe_utils/site/build.py, optional docs extra (edited elsewhere)",
-    "websocket": "site: crepe_utils/site/check.py, optional docs extra (edited elsewhere)",
+    "playwright": "site: crepe_utils/site/check.py, optional docs extra",
     "pyarrow": "only for Winoground's parquet release; heavy",
     "scipy": "Winoground's t interval only; slow to import",
     "transformers": "optional extras (albef, flava, hf)",

@@ -12,6 +12,7 @@ text listing it), a folder's notebook, dataset or claims topic that the registry
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -89,3 +90,21 @@ def test_every_folder_is_reached_by_the_registry():
     declared = {d.name for b in benchmarks.BENCHMARKS.values() for d in b.datasets}
     assert declared == set(benchmarks.DATASETS.names)              # every dataset has its `make data-<name>`
     assert {name for name, _ in checks.make_check_order()} == set(checks.topics())
+
+
+def test_every_notebook_is_a_site_page_with_its_own_label():
+    from crepe_utils.site import build
+    stems = sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
+    assert [stem for stem, _ in build.NOTEBOOKS] == stems
+    for stem, label in build.NOTEBOOKS:
+        meta = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text(encoding="utf-8"))["metadata"]
+        assert label == meta["companion"]["nav"], stem
+
+
+def test_a_notebook_without_a_label_is_named_by_its_stem(tmp_path):
+    from crepe_utils.suite.pages import NotebookPage, notebook_pages
+    (tmp_path / "11_new_benchmark.ipynb").write_text('{"cells": [], "metadata": {}}', encoding="utf-8")
+    (tmp_path / "10_other.ipynb").write_text(
+        '{"cells": [], "metadata": {"companion": {"nav": "Other", "question": "Why?"}}}', encoding="utf-8")
+    assert notebook_pages(tmp_path) == (NotebookPage("10_other", "Other", "Other", "Why?"),
+                                        NotebookPage("11_new_benchmark", "11 new benchmark", "11 new benchmark", ""))

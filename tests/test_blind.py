@@ -122,7 +122,7 @@ def test_an_order_free_score_ties_a_word_swap_exactly(name):
 
 def test_the_table_is_one_row_per_name_and_unknown_names_are_listed():
     assert set(blind.SCORERS) == {"negation", "length", "wordfreq", "wordfreq-cased", "bigram", "bigram-cased",
-                                  "classifier", "classifier-cased"}
+                                  "bigram-mean", "classifier", "classifier-cased"}
     assert all(row.view is (blind.CASED if name.endswith("-cased") else blind.UNCASED)
                for name, row in blind.SCORERS.items())
     with pytest.raises(KeyError, match="no blind scorer 'bigrams'.*negation, length"):
@@ -230,6 +230,7 @@ def folds_by_query(fit, score, corpus, settings):
 
 
 @pytest.mark.parametrize("name, fit, score", [("bigram", bigram.fit, bigram.log_probability),
+                                              ("bigram-mean", bigram.fit, bigram.mean_log_probability),
                                               ("classifier", classifier.fit, classifier.logit)])
 def test_cross_fitting_keeps_an_images_texts_out_of_its_training_folds(name, fit, score):
     queries = leaky_queries()
@@ -274,6 +275,24 @@ def test_bigram_scores_equal_a_kneser_ney_reference_fit_on_the_other_folds_true_
         models[k] = reference_bigram([caption for _, caption in sorted(training)])[0]
     expected = [reference_log_probability(models[reference_fold(q.image_id)], c) for q in queries for c in q.candidates]
     assert np.allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_bigram_mean_is_the_reference_log_probability_per_prediction():
+    # captions of every length, the empty one included: the mean divides by the words plus the sentence end
+    rng = np.random.default_rng(8)
+    queries = [TextQuery(f"im{i}", tuple(random_text(rng, int(k)) for k in rng.integers(0, 9, size=4)))
+               for i in range(100)]
+    got = blind.score("bigram-mean", queries)
+    total = blind.score("bigram", queries)
+    models = {}
+    for k in range(5):
+        training = {(r.image_id, " ".join(words(r.candidates[0]))) for r in queries if reference_fold(r.image_id) != k}
+        models[k] = reference_bigram([caption for _, caption in sorted(training)])[0]
+    expected = [reference_log_probability(models[reference_fold(q.image_id)], c) / (len(words(c)) + 1)
+                for q in queries for c in q.candidates]
+    assert np.allclose(got, expected, rtol=1e-12, atol=1e-12)
+    lengths = np.array([len(words(c)) for q in queries for c in q.candidates])
+    assert (got == total / (lengths + 1)).all()            # the same model, so the same ties as the total's
 
 
 def presence(text: str) -> set:

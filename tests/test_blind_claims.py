@@ -7,6 +7,7 @@ import pytest
 
 from crepe_utils import blind
 from crepe_utils.benchmarks.crepe import reported
+from crepe_utils.benchmarks.sugarcrepe import reported as sugarcrepe_reported
 from crepe_utils.suite import blind as A
 from crepe_utils.suite import blind_claims as C
 from crepe_utils.claims.base import FAIL, NEEDS, PASS
@@ -45,6 +46,32 @@ def test_above_chance_fails_on_one_file_at_chance():
     assert C.check_above_chance(None)[0].status == NEEDS
 
 
+def sugarcrepe_recall(r1: float = 60.0, low: float = 55.0) -> pd.DataFrame:
+    rows = [{"scorer": "bigram", "group": g, "hn_type": g, "complexity": pd.NA, "n_queries": 300, "chance_r1": 50.0,
+             "r1": r1 + i, "ci_low": low + i, "ci_high": r1 + i + 5} for i, g in enumerate(C.REPLACE_SWAP)]
+    rows.append({"scorer": "bigram", "group": "add_att", "hn_type": "add_att", "complexity": pd.NA,
+                 "n_queries": 300, "chance_r1": 50.0, "r1": 20.0, "ci_low": 15.0, "ci_high": 25.0})
+    return pd.DataFrame(rows)
+
+
+def test_sugarcrepe_above_chance_needs_every_interval_above_chance():
+    (check,) = C.check_sugarcrepe_above_chance(sugarcrepe_recall())
+    assert check.status == PASS and check.ours == "60.0-64.0" and "5 of 5 subsets" in check.detail
+    assert "replace_att 60.0 [55.0, 65.0] of 300" in check.detail and "add_att" not in check.detail   # ADD aside
+    pub = sugarcrepe_reported.results()
+    adversaries = pub[pub["model"].isin(("vera", "grammar")) & pub["subset"].isin(C.REPLACE_SWAP)]["r1"]
+    assert check.paper == f"chance 50; the adversaries (Vera, grammar) {adversaries.min():.0f}-{adversaries.max():.0f}"
+    wrong = sugarcrepe_recall()
+    wrong.loc[wrong["group"] == "swap_obj", ["r1", "ci_low"]] = (57.6, 49.9)      # above chance, interval not
+    (check,) = C.check_sugarcrepe_above_chance(wrong)
+    assert check.status == FAIL and "4 of 5 subsets" in check.detail
+    (check,) = C.check_sugarcrepe_above_chance(sugarcrepe_recall(r1=50.0, low=45.0))
+    assert check.status == FAIL and "0 of 5" in check.detail                   # every lower bound at most 49
+    (check,) = C.check_sugarcrepe_above_chance(sugarcrepe_recall().query("group != 'replace_rel'"))
+    assert check.status == FAIL and "replace_rel" in check.detail
+    assert C.check_sugarcrepe_above_chance(None)[0].status == NEEDS
+
+
 def test_winoground_zero_fails_on_any_nonzero_score():
     table = pd.DataFrame([{"scorer": s, "metric": m, "score": 0.0, "ties": 400, "examples": 400}
                           for s in ("negation", "bigram") for m in ("text", "image", "group")])
@@ -57,8 +84,8 @@ def test_winoground_zero_fails_on_any_nonzero_score():
 
 
 def test_without_data_every_claim_needs_it(tmp_path):
-    checks = C.blind_checks(tmp_path / "none", tmp_path / "none")
-    assert len(checks) == 4 and {c.status for c in checks} == {NEEDS}
+    checks = C.blind_checks(tmp_path / "none", tmp_path / "none", sugarcrepe_dir=tmp_path / "none")
+    assert len(checks) == 5 and {c.status for c in checks} == {NEEDS}
     assert all("make data-" in c.detail for c in checks)
 
 
@@ -105,10 +132,11 @@ def test_published_blind_rows_have_sources():
 # ------------------------------------------------------------------ on the released data
 
 @pytest.mark.shared
-def test_blind_claims_pass_on_the_released_data(shared_crepe, shared_winoground):
-    checks = C.blind_checks(shared_crepe, shared_winoground)
-    assert [c.status for c in checks] == [PASS] * 4, [(c.claim, c.ours, c.detail) for c in checks]
+def test_blind_claims_pass_on_the_released_data(shared_crepe, shared_winoground, shared_sugarcrepe):
+    checks = C.blind_checks(shared_crepe, shared_winoground, sugarcrepe_dir=shared_sugarcrepe)
+    assert [c.status for c in checks] == [PASS] * 5, [(c.claim, c.ours, c.detail) for c in checks]
     assert checks[2].ours == "27 of 27 files"
+    assert checks[3].ours == "57.6-73.8" and "5 of 5 subsets" in checks[3].detail
 
 
 @pytest.mark.shared

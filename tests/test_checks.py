@@ -9,8 +9,8 @@ import pytest
 from crepe_utils.suite import checks as aggregate
 from crepe_utils.claims import base as claims_base
 from crepe_utils.benchmarks.crepe import checks, claims as topics
-from crepe_utils.benchmarks.crepe import reported
-from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
+from crepe_utils.benchmarks.crepe import reported, roster
+from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PART, PASS
 
 
 def _claims(**changes) -> pd.DataFrame:
@@ -75,22 +75,38 @@ def test_printed_deltas():
 
 
 def test_headline_drop_and_comp_direction():
-    assert statuses(checks.check_headline_drop()) == [PASS, PAPER, PASS]
+    assert statuses(checks.check_headline_drop()) == [PASS, PART, PASS]
     assert statuses(checks.check_headline_drop(claims=_claims(headline_drop=12.0)))[0] == FAIL
     syst = reported.systematicity()
     flat = syst.copy()
     uc = (flat["hn_type"] == "comp") & (flat["split"] == "UC")
     sc = flat[(flat["hn_type"] == "comp") & (flat["split"] == "SC")]["r1"].to_numpy()
     flat.loc[uc, "r1"] = sc - 1.0                                 # every model a small drop
-    assert statuses(checks.check_comp_direction()) == [PAPER]
+    [comp] = checks.check_comp_direction()
+    assert comp.status == PART and comp.ours == "5 of 7 within 3 points; 4 models go up (+2.51 to +3.68)"
+    assert "no query counts" in comp.detail and "queries per split" in comp.detail
     assert statuses(checks.check_comp_direction(flat)) == [PASS]
     rising = syst.copy()
     rising.loc[(rising["hn_type"] == "combined") & (rising["split"] == "UC"), "r1"] += 10
     assert statuses(checks.check_headline_drop(rising))[2] == FAIL
 
 
+def test_comp_direction_with_query_counts_says_which_rises_exceed_their_interval():
+    laion = {k for k in roster.SYSTEMATICITY_MODELS if roster.train_data(k) == "laion"}
+    big = {("laion", "comp", s): 100_000 for s in ("SC", "UC")}          # +2.51 on 100,000 queries: beyond noise
+    small = {("laion", "comp", s): 100 for s in ("SC", "UC")}            # on 100: within it
+    assert len(laion) == 4
+    assert "4 of 4 rises exceed their 95% interval" in checks.check_comp_direction(query_counts=big)[0].detail
+    assert "0 of 4 rises exceed their 95% interval" in checks.check_comp_direction(query_counts=small)[0].detail
+
+
 def test_productivity_trends():
-    assert statuses(checks.check_productivity_trends()) == [PASS, PAPER]
+    rows = checks.check_productivity_trends()
+    assert statuses(rows) == [PASS, PART, PART]
+    assert rows[1].ours == "9 of 15"                          # HN-Swap: 9 models fall from n = 4 to n = 12
+    # 27 queries at n = 4: only a fall of more than about 20 points exceeds its interval
+    assert rows[1].detail.startswith("the fall exceeds its 95% interval for 1 of 9")
+    assert "wholly below chance for 6, wholly above for 2 (N = 1,578 queries)" in rows[2].detail
     prod = reported.productivity()
     bad = prod.copy()
     bad.loc[(bad["hn_type"] == "atom") & (bad["complexity"] == 12), "r1"] = 99.0
@@ -115,7 +131,7 @@ def _result_folder(root, name, limit=None):
     import json
     folder = root / name
     folder.mkdir(parents=True)
-    (folder / "manifest.json").write_text(json.dumps({"kind": "evaluated", "engine": {"limit": limit}}))
+    (folder / "manifest.json").write_text(json.dumps({"kind": "evaluated", "model": {"key": name}, "engine": {"limit": limit}}))
     return str(folder)
 
 
@@ -205,7 +221,8 @@ def test_run_all_lists_each_claim_once_and_counts_the_rows_that_can_fail():
         "Random chance for the combined systematicity set (9.09)",
         "Systematicity HN texts for CC-12M: Table 1 = app. A.5 (HN-Atom + HN-Comp, SC + UC)",
         "Abstract's rounded CC-12M HN texts match Table 1", "Abstract's rounded productivity HN texts match Table 1",
-        "The headline drop holds on the combined set", "HN-Comp: 'little (1–3%) to no difference' between SC and UC",
+        "The abstract's 'dropping by up to 12%', read as the whole systematicity set (combined)",
+        "HN-Comp: 'little (1–3%) to no difference' between SC and UC", "HN-Swap R@1 falls from n=4 to n=12",
         "HN-Swap R@1 at n=12 is below chance (16.67)"}
 
 

@@ -54,9 +54,10 @@ def test_a_notebook_depends_on_what_its_imports_reach():
     # never reached from it
     for other in ("crepe_utils/site/", "crepe_utils/toy/", "crepe_utils/download/downloader.py",
                   "crepe_utils/download/transport.py", "crepe_utils/cli.py",
-                  "crepe_utils/api.py", "crepe_utils/benchmarks/winoground/"):
+                  "crepe_utils/api.py", "crepe_utils/benchmarks/valse/"):
         assert not any(d.startswith(other) for d in deps), other
     assert "crepe_utils/benchmarks/winoground/data.py" in _deps("05_winoground")
+    assert not any(d.startswith("crepe_utils/benchmarks/valse/") for d in _deps("05_winoground"))
 
 
 def test_the_toy_stamp_depends_on_the_toy_pipeline_only():

@@ -55,8 +55,11 @@ def test_known_release_file_is_recognised_and_guarded(tmp_path):
 def test_unknown_tags_and_architectures_get_clear_errors():
     with pytest.raises(ModelError, match="known tags"):
         models.resolve("ViT-B-32-quickgelu", "no-such-tag")
-    with pytest.raises(ModelError, match="unknown open_clip architecture"):
+    with pytest.raises(ModelError, match=r"unknown model 'ViT-Z-99': not a registry key \(`python -m crepe_utils "
+                       r"models` lists them\) nor an open_clip architecture"):
         models.resolve("ViT-Z-99", "openai")
+    with pytest.raises(ModelError, match="Did you mean .laion400m-vit-b-32."):
+        models.resolve("laion400m-vit-b-3")
 
 
 def test_bad_model_config(tmp_path):

@@ -66,18 +66,19 @@ def test_defaults_are_the_documented_ones():
 
 
 @pytest.mark.parametrize("overrides, named, allowed", [
-    ({"batch_size": 0}, "batch_size=0", "an integer >= 1"),
-    ({"text_batch_size": "512"}, "text_batch_size='512'", "an integer >= 1"),
-    ({"num_workers": -1}, "num_workers=-1", "an integer >= 0 or None"),
-    ({"limit": 2.5}, "limit=2.5", "an integer >= 0 or None"),
+    ({"batch_size": 0}, "batch_size=0 (--batch-size)", "an integer >= 1"),
+    ({"text_batch_size": "512"}, "text_batch_size='512' (--text-batch-size)", "an integer >= 1"),
+    ({"num_workers": -1}, "num_workers=-1 (--num-workers)", "an integer >= 0 or None"),
+    ({"limit": 2.5}, "limit=2.5 (--limit)", "an integer >= 1 or None"),
+    ({"limit": 0}, "limit=0 (--limit)", "an integer >= 1 or None"),   # 0 is refused: it would read as "no limit"
     # the engine's list of precisions may grow: that list, however long
-    ({"precision": "fp8"}, "precision='fp8'", "one of " + ", ".join(map(repr, precisions.PRECISIONS))),
-    ({"tie_policy": "random"}, "tie_policy='random'", "one of 'pessimistic', 'optimistic'"),
-    ({"truncation": "cut"}, "truncation='cut'", "one of 'keep_eot', 'official', 'error' or None"),
-    ({"length_cut": "no"}, "length_cut='no'", "True or False"),
-    ({"skip_missing_images": 1}, "skip_missing_images=1", "True or False"),
-    ({"on_bad_row": "ignore"}, "on_bad_row='ignore'", "one of 'raise', 'skip'"),
-    ({"n_boot": True}, "n_boot=True", "an integer >= 1"),
+    ({"precision": "fp8"}, "precision='fp8' (--precision)", "one of " + ", ".join(map(repr, precisions.PRECISIONS))),
+    ({"tie_policy": "random"}, "tie_policy='random' (--tie-policy)", "one of 'pessimistic', 'optimistic'"),
+    ({"truncation": "cut"}, "truncation='cut' (--truncation)", "one of 'keep_eot', 'official', 'error' or None"),
+    ({"length_cut": "no"}, "length_cut='no' (--no-length-cut)", "True or False"),
+    ({"skip_missing_images": 1}, "skip_missing_images=1 (--skip-missing-images)", "True or False"),
+    ({"on_bad_row": "ignore"}, "on_bad_row='ignore' (--skip-bad-rows)", "one of 'raise', 'skip'"),
+    ({"n_boot": True}, "n_boot=True (--n-boot)", "an integer >= 1"),
 ])
 def test_an_invalid_setting_is_one_error_naming_it(overrides, named, allowed):
     with pytest.raises(SettingsError) as err:
@@ -100,7 +101,8 @@ def test_evaluate_checks_its_settings_before_loading_anything(tmp_path):
 def test_a_bad_setting_on_the_command_line_is_a_clean_error(tmp_path, capsys):
     rc = main(["evaluate-paper", "--models", "no-such-model", "--out", str(tmp_path), "--batch-size", "0"])
     err = capsys.readouterr().err
-    assert rc == 1 and err == "error: evaluation setting batch_size=0 is not allowed: it must be an integer >= 1\n"
+    assert rc == 1 and err == ("error: evaluation setting batch_size=0 (--batch-size) is not allowed: it must be an integer "
+                        ">= 1\n")
 
 
 def test_the_manifest_records_the_settings_the_run_used(tiny_model, synthetic_root, tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import re
 import shutil
 from pathlib import Path
@@ -66,8 +67,8 @@ def test_the_site_has_every_page_in_paper_order(built):
     assert set(pages) == expected
     nav = re.findall(r'<nav class="site-nav">(.*?)</nav>', pages["index.html"], flags=re.S)[0]
     order = re.findall(r'href="(\d\d_[a-z_]+)\.html"', nav)
-    assert order == ["01_benchmark_totals", "02_systematicity", "03_productivity", "04_imagenet_correlation",
-                     "05_winoground", "06_toy_world", "07_blind_baselines", "08_sugarcrepe"]
+    assert order == sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))     # every notebook, by number
+    assert order[:3] == ["00_how_compositionality_is_evaluated", "01_benchmark_totals", "02_systematicity"]
 
 
 def test_notebook_pages_embed_their_figures_and_load_nothing_from_outside(built):
@@ -124,8 +125,63 @@ def test_a_docs_link_resolves_from_the_docs_folder():
         site_build.rewrite_links('<img src="figures/a.png">', targets, "docs/x.md", base="docs")
 
 
+def test_notebook_pages_fold_their_code_behind_switches_that_need_no_script(built):
+    site, _ = built
+    pages = _pages(site)
+    for stem, _ in site_build.NOTEBOOKS:
+        page = pages[f"{stem}.html"]
+        body = page[page.index("<body"):]
+        # the page's switch precedes <main> (so that `#show-all-code:checked ~ main ...` reaches every cell)
+        assert body.index('id="show-all-code"') < body.index("<main>") and 'class="code-all"' in body
+        cells = re.findall(r'<div[^>]*class="jp-Cell jp-CodeCell.*?(?=<div class="jp-Cell-outputWrapper")', body, re.S)
+        assert cells, stem
+        for cell in cells:                 # each code cell: its checkbox, its label, then its input
+            m = re.search(r'<input (?=[^>]*type="checkbox")(?=[^>]*class="code-switch")[^>]*id="(code-\d+)"[^>]*>\s*'
+                          r'<label class="code-one" for="\1"></label>\s*<div class="jp-Cell-inputWrapper"', cell)
+            assert m, cell[:300]
+    css = site_build.css()
+    assert ".site-notebook .jp-CodeCell > .jp-Cell-inputWrapper { display: none; }" in css
+    assert "#show-all-code:checked ~ main .jp-CodeCell > .jp-Cell-inputWrapper" in css
+
+
+def test_status_marks_are_drawn_by_the_style_and_tags_are_left_alone():
+    marked = site_build.plain_marks('<td title="\u2705 pass">\u2705 pass</td><td>\u26a0\ufe0f paper</td>'
+                                    '<td>\u274c x</td>')
+    badge = '<span class="mark mark-{}" role="img" aria-label="{}"></span>'.format
+    assert marked == (f'<td title="\u2705 pass">{badge("pass", "pass")} pass</td>'
+                      f'<td>{badge("warn", "warn")} paper</td><td>{badge("fail", "fail")} x</td>')
+    css = site_build.css()
+    assert all(f".mark-{kind} " in css or f".mark-{kind}::" in css for kind in ("pass", "fail", "warn"))
+
+
+def _rebuilt(tmp_path, stem: str, cells) -> Path:
+    """The `built` fixture's site rebuilt with notebook ``stem`` holding ``cells``."""
+    build_dir = tmp_path / "build"
+    nb = nbformat.read(build_dir / f"{stem}.ipynb", as_version=4)
+    nb.cells += cells
+    nbformat.write(nb, build_dir / f"{stem}.ipynb")
+    site = tmp_path / "site-rebuilt"
+    site_build.build(build_dir, site, ROOT / "README.md", ROOT / "figures", ROOT / "tables")
+    return site
+
+
+def test_a_notebooks_links_and_marks_point_into_the_site(built, tmp_path):
+    checks = nbformat.v4.new_output("execute_result", data={
+        "text/html": "<table><tr><td>a claim</td><td>\u2705 pass</td></tr></table>", "text/plain": "t"},
+        execution_count=2)
+    site = _rebuilt(tmp_path, "00_how_compositionality_is_evaluated", [
+        nbformat.v4.new_markdown_cell("Next: [productivity](03_productivity.ipynb), [traps](../docs/traps.md#x)."),
+        nbformat.v4.new_code_cell("checks", outputs=[checks], execution_count=2)])
+    page = (site / "00_how_compositionality_is_evaluated.html").read_text(encoding="utf-8")
+    assert 'href="03_productivity.html"' in page and 'href="traps.html#x"' in page
+    assert "\u2705" not in page and '<span class="mark mark-pass"' in page
+    assert 'href="index.html"' in page and 'href="notebooks/00_how_compositionality_is_evaluated.ipynb"' in page
+    with pytest.raises(site_build.SiteError, match=r"'nowhere\.ipynb'"):
+        _rebuilt(tmp_path, "01_benchmark_totals", [nbformat.v4.new_markdown_cell("[x](nowhere.ipynb)")])
+
+
 def test_a_missing_executed_notebook_is_a_clear_error(tmp_path):
-    with pytest.raises(site_build.SiteError, match=r"05_winoground\.ipynb.*make all"):
+    with pytest.raises(site_build.SiteError, match=r"00_how_compositionality_is_evaluated\.ipynb.*make all"):
         site_build.build(tmp_path, tmp_path / "site", ROOT / "README.md", ROOT / "figures", ROOT / "tables")
 
 
@@ -143,8 +199,13 @@ def test_a_link_without_a_target_stops_the_build(tmp_path, built):
         site_build.build(build_dir, tmp_path / "site3", ROOT / "README.md", ROOT / "figures", ROOT / "tables", docs)
 
 
+def _break(page: Path, html: str) -> None:
+    page.write_text(page.read_text(encoding="utf-8").replace("</main>", html + "</main>"), encoding="utf-8")
+
+
 @pytest.fixture
 def chromium():
+    pytest.importorskip("playwright", reason="the docs extra (pip install '.[docs]') drives Chromium")
     try:
         return site_check.find_chromium()
     except site_check.BrowserError:
@@ -163,7 +224,7 @@ def test_docs_check_passes_a_good_site_and_names_each_kind_of_breakage(built, ch
     by_page = {r.page: r for r in reports}
     assert by_page["02_systematicity.html"].loaded == 1
     assert by_page["index.html"].loaded == by_page["index.html"].images >= 4     # README's figures
-    for shot in ("index.png", "02_systematicity.png"):
+    for shot in ("index.png", "00_how_compositionality_is_evaluated.png", "02_systematicity.png", "claims.png"):
         with Image.open(tmp_path / "shots" / shot) as img:
             assert img.width == site_check.VIEWPORT[0] and img.height >= site_check.VIEWPORT[1]
 
@@ -176,8 +237,31 @@ def test_docs_check_passes_a_good_site_and_names_each_kind_of_breakage(built, ch
     text = text.replace("</main>", '<a href="04_missing.html">next</a><a href="claims.html#nowhere">x</a>'
                                    '<script src="https://cdn.example.org/lib.js"></script></main>')
     page.write_text(text, encoding="utf-8")
-    problems = _problems(site_check.check_site(broken, chromium))
-    assert set(problems) == {"index.html", "figures/index.html", "03_productivity.html"}
+    _break(broken / "04_imagenet_correlation.html",
+           "<table><tr><td>Largest drop is 12.57 points (the abstra...</td></tr></table>"
+           "<p>read from /home/someone/data/crepe</p><p>\u2705 pass</p>")
+    _break(broken / "05_winoground.html",
+           "<style>.site-notebook .jp-CodeCell > .jp-Cell-inputWrapper { display: flex; }</style>")
+    page = broken / "06_toy_world.html"
+    page.write_text(re.sub(r"<img [^>]*>", "", page.read_text(encoding="utf-8")),
+                    encoding="utf-8")
+    executed = broken / "notebooks" / "07_blind_baselines.ipynb"
+    nb = json.loads(executed.read_text(encoding="utf-8"))
+    nb["metadata"]["papermill"] = {"output_path": "/tmp/build/.07_blind_baselines.ipynb.x1y2.part.ipynb"}
+    executed.write_text(json.dumps(nb), encoding="utf-8")
+    reports = site_check.check_site(broken, chromium)
+    problems = _problems(reports)
+    assert set(problems) == {"index.html", "figures/index.html", "03_productivity.html", "04_imagenet_correlation.html",
+                             "05_winoground.html", "06_toy_world.html", "notebooks/07_blind_baselines.ipynb"}
+    corr = "\n".join(problems["04_imagenet_correlation.html"])
+    assert "a table cell cut with '...'" in corr and "names a path of the building machine: /home/someone" in corr
+    assert "shows '\u2705' (U+2705)" in corr
+    assert problems["05_winoground.html"] == ["shows 1 of 1 code inputs as it opens (code is folded away by default)"]
+    assert "a notebook page without a figure" in problems["06_toy_world.html"]
+    assert problems["notebooks/07_blind_baselines.ipynb"] == [
+        "names a path of the building machine: /tmp/build/.07_blind_baselines.ipynb.x1y2.part.ipynb"]
+    assert site_check.totals(reports) == {"cut cells": 1, "absolute paths": 2, "pages showing code": 1,
+                                          "notebook pages without a figure": 2}       # 03's broke, 06's went
     assert any("image does not load" in p and "systematicity_delta.png" in p for p in problems["index.html"])
     prod = "\n".join(problems["03_productivity.html"])
     assert "image does not load" in prod and "shows 0 figures; its executed notebook holds 1" in prod

@@ -13,7 +13,7 @@ import pytest
 from crepe_utils.benchmarks.sugarcrepe import reported
 from crepe_utils.models import imagenet as imagenet_table
 from crepe_utils.benchmarks.sugarcrepe import claims as S
-from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
+from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PART, PASS
 from crepe_utils.download import datasets
 from crepe_utils import benchmarks
 
@@ -81,7 +81,7 @@ def test_correlation_is_pass_within_rounding_paper_one_step_beyond_and_fail_furt
 
     assert status(0.98).status == PASS and f"ours {expected:.4f}" in status(0.98).detail
     assert status(1.0, 1).status == PASS                       # 0.98 prints as 1.0 to one decimal
-    assert status(0.97).status == PAPER and status(0.99).status == PAPER
+    assert status(0.97).status == PART and status(0.99).status == PART
     assert status(0.96).status == FAIL and status(0.5).status == FAIL
     lacking = imagenet.drop("b")
     r_table = pd.DataFrame([("tiny", 0.98, 2)], columns=["subset", "pearson_r", "decimals"])
@@ -106,7 +106,7 @@ def test_correlation_of_the_published_table():
         ours = plain_pearson([imagenet[m] for m in g["imagenet_model"]], list(g["r1"]))
         assert f"17 models; ours {ours:.4f}" in check.detail, subset
     # recomputed 0.8017, 0.8889, 0.7598 against the printed 0.81, 0.88, 0.75
-    assert {s for s, c in checks.items() if c.status == PAPER} == {"swap_att", "add_obj", "add_att"}
+    assert {s for s, c in checks.items() if c.status == PART} == {"swap_att", "add_obj", "add_att"}
     assert {s for s, c in checks.items() if c.status == PASS} == {"replace_obj", "replace_att", "replace_rel", "swap_obj"}
     # a wrong R@1 (DataComp small on replace_obj, 56.90 typed as 96.90) takes its subset to fail
     slip = (published["model"] == "small:ViT-B-32") & (published["subset"] == "replace_obj")

@@ -105,7 +105,7 @@ def test_missing_image_and_unknown_subset_are_one_line_errors(released, loaded_t
     with pytest.raises(DataError, match=r"image\(s\) missing under .*coco.*make data-coco"):
         evaluate(loaded_tiny, "sugarcrepe", image_dir=empty, subsets=everything, **common)
     assert not (tmp_path / "out").exists()
-    with pytest.raises(SelectionError, match=r"sugarcrepe: subsets 'add_attribute' is not allowed"):
+    with pytest.raises(SelectionError, match=r"sugarcrepe: subsets \(--subsets\) 'add_attribute' is not allowed; choose from add_att"):
         evaluate(loaded_tiny, "sugarcrepe", image_dir=images, subsets=("add_attribute",), **common)
     # skipped on request: one image present, the pairs on the others skipped and counted
     some = tmp_path / "some"

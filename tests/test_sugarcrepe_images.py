@@ -163,7 +163,8 @@ def test_pairs_score_as_a_plain_reference_and_missing_images_are_reported(loaded
     assert [q.query_id for q in res.queries] == ["replace_obj.json:0", "replace_obj.json:1", "replace_obj.json:2"]
     assert np.allclose(got, naive_scores(loaded_tiny, index, pairs), atol=1e-5)
     with_missing = pairs + pairs_on([NAMES[2]])
-    with pytest.raises(DataError, match=rf"1 image\(s\) missing under {root} \(first: {NAMES[2]}\)"):
+    with pytest.raises(DataError, match=rf"1 image\(s\) missing under {root} \(first: {NAMES[2]} \(used by "
+                                        rf"{with_missing[-1].query_id}\)\)"):
         engine.run(loaded_tiny, with_missing, index, cache_dir=None)
     skipped = engine.run(loaded_tiny, with_missing, index, engine.RunOptions(skip_missing_images=True),
                          cache_dir=None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -22,7 +23,7 @@ TRAIN_PALETTE = {
 HN_LABELS = {"atom": "HN-Atom", "comp": "HN-Comp", "combined": "Combined", "swap": "HN-Swap",
              "negate": "HN-Neg", "all": "All negatives"}
 STATUS_MARKS = {"pass": "✅ pass", "fail": "❌ fail", "paper inconsistency": "⚠️ paper inconsistency",
-                "needs data": "… needs data"}
+                "holds in part": "◐ holds in part", "needs data": "… needs data"}
 
 
 def set_style() -> None:
@@ -35,6 +36,39 @@ def set_style() -> None:
         "axes.titleweight": "bold", "axes.titlesize": 11, "legend.frameon": False,
         "svg.hashsalt": "crepe-companion", "svg.fonttype": "none",
     })
+
+
+class Outputs:
+    """Where a notebook run writes: ``<figures_dir>/<prefix><stem>.{png,svg}`` and
+    ``<tables_dir>/<prefix><stem>.{csv,md,tex}``; each writer returns what a cell should display."""
+
+    def __init__(self, figures_dir: str | os.PathLike, tables_dir: str | os.PathLike, prefix: str = ""):
+        self.figures_dir, self.tables_dir, self.prefix = Path(figures_dir), Path(tables_dir), prefix
+
+    def name(self, stem: str) -> str:
+        return f"{self.prefix}{stem}"
+
+    def table(self, df: pd.DataFrame, stem: str, caption: str, float_format: str = "{:.2f}") -> pd.DataFrame:
+        """Write ``df`` (:func:`write_table`) and return it, for the cell to display."""
+        write_table(df, self.name(stem), self.tables_dir, float_format=float_format, caption=caption)
+        return df
+
+    def figure(self, fig, stem: str) -> None:
+        """Write ``fig`` (:func:`save_figure`), shown inline in a kernel."""
+        save_figure(fig, self.name(stem), self.figures_dir)
+
+    def example(self, stem: str, note: str) -> bool:
+        """Show another run's figure ``<figures_dir>/<stem>.png`` under ``note`` (:func:`show_example`)."""
+        return show_example(self.figures_dir, stem, note)
+
+
+def setup(figures_dir: str | os.PathLike = "figures", tables_dir: str | os.PathLike = "tables",
+          prefix: str = "") -> Outputs:
+    """A notebook's first call: the project's figure style, tqdm's IProgress warning silenced (open_clip's
+    dependencies import ``tqdm.auto``), and where this run writes."""
+    warnings.filterwarnings("ignore", message="IProgress not found")
+    set_style()
+    return Outputs(figures_dir, tables_dir, prefix)
 
 
 def _figure_title(fig, fallback: str) -> str:

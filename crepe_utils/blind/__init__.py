@@ -7,6 +7,7 @@ query a score from its text alone (:mod:`.scorers` is the table; ``score(name, q
 ``negation``, ``length``            fixed rules: −(words "no"/"not"), −(words)
 ``wordfreq``                        an external English word-frequency prior (the wordfreq package)
 ``bigram``                          a Kneser–Ney bigram model of other images' true captions
+``bigram-mean``                     the same per predicted word (length-normalised)
 ``classifier``                      logistic regression separating other images' positives from
                                     their negatives
 ``…-cased``                         the same on the text as written (the default view lower-cases,

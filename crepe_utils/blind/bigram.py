@@ -16,6 +16,10 @@ where the continuation distribution is itself interpolated with the uniform one 
 training words (with ``</s>``) plus one class for every unseen word, so an unseen word has a
 finite probability. Discounts are Ney's estimate ``n1 / (n1 + 2 n2)`` from the count-of-counts of
 each level (0.5 when it is undefined or zero). A model trained on no captions scores every text 0.
+
+The total prefers short texts: every word adds a negative term. :func:`mean_log_probability` divides
+it by the number of predictions, the n words and the sentence end (n + 1, so an empty text is
+defined): the mean log-probability per predicted word, the logarithm of the inverse perplexity.
 """
 from __future__ import annotations
 
@@ -84,3 +88,9 @@ def log_probability(model: Bigram | None, corpus: Corpus, sequences: np.ndarray)
     interpolated = (np.maximum(pair_count - d, 0) + d * model.followers[prev] * model.continuation[nxt]) / safe
     logp = np.log(np.where(seen, interpolated, model.continuation[nxt]))
     return sum_per_sequence(seq, logp, corpus.n_sequences)[sequences]
+
+
+def mean_log_probability(model: Bigram | None, corpus: Corpus, sequences: np.ndarray) -> np.ndarray:
+    """:func:`log_probability` per prediction: divided by (words + 1) of each of ``sequences``."""
+    predictions = np.diff(corpus.token_offsets)[sequences] + 1.0
+    return log_probability(model, corpus, sequences) / predictions

@@ -49,8 +49,11 @@ class BlindScorer:
 
 
 _BIGRAM = cross_fitted(bigram.fit, bigram.log_probability)
+_BIGRAM_MEAN = cross_fitted(bigram.fit, bigram.mean_log_probability)
 _CLASSIFIER = cross_fitted(classifier.fit, classifier.logit)
 _BIGRAM_TEXT = "log-probability under a Kneser–Ney bigram model of the other folds' true captions"
+_BIGRAM_MEAN_TEXT = ("mean log-probability per predicted word (words and the sentence end) under the same "
+                     "bigram model: its total without the length penalty")
 _CLASSIFIER_TEXT = "logit of a logistic regression on word uni- and bigrams, positives vs negatives of the other folds"
 _WORDFREQ_TEXT = "sum of log10 English word frequencies (wordfreq's list; a floor for unknown words)"
 
@@ -61,6 +64,7 @@ SCORERS: dict[str, BlindScorer] = {s.name: s for s in (
     BlindScorer("wordfreq-cased", CASED, per_sequence(rules.word_frequency), False, _WORDFREQ_TEXT + ", cased"),
     BlindScorer("bigram", UNCASED, _BIGRAM, True, _BIGRAM_TEXT),
     BlindScorer("bigram-cased", CASED, _BIGRAM, True, _BIGRAM_TEXT + ", cased"),
+    BlindScorer("bigram-mean", UNCASED, _BIGRAM_MEAN, True, _BIGRAM_MEAN_TEXT),
     BlindScorer("classifier", UNCASED, _CLASSIFIER, True, _CLASSIFIER_TEXT),
     BlindScorer("classifier-cased", CASED, _CLASSIFIER, True, _CLASSIFIER_TEXT + ", cased"),
 )}

@@ -123,6 +123,9 @@ class Dataset:
         strays = [f.name for f in self.files if f.dataset != self.name]
         if strays:
             raise DatasetTableError(f"dataset {self.name!r} holds entries of another dataset: {strays}")
+        if self.variable is not None and not paths.FOLDER_VARIABLE.fullmatch(self.variable):
+            raise DatasetTableError(f"dataset {self.name!r}: its variable {self.variable!r} must be named "
+                                    "<NAME>_DATA or <NAME>_IMAGES, so that a page shows a folder by it")
 
     def dir(self, explicit: str | os.PathLike | None = None) -> Path:
         """Where it is looked for: ``explicit``, else its variable, else ``<data root>/<folder>``."""

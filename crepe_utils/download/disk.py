@@ -6,6 +6,7 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..atomic import human  # noqa: F401 - the downloader's name for it
 from ..errors import DownloadError
 
 CHUNK = 1 << 20
@@ -13,16 +14,6 @@ CHUNK = 1 << 20
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def human(n: int | None) -> str:
-    if n is None:
-        return "size unknown"
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if n < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")
 
 
 def read_json(path: Path) -> dict:

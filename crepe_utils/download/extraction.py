@@ -10,7 +10,7 @@ from typing import Callable
 
 from ..progress import tqdm
 
-from ..atomic import write_json
+from ..atomic import disk_full_named, write_json
 from .datasets import RemoteFile
 from ..errors import DownloadError
 from .disk import CHUNK, check_space, utc_now
@@ -60,7 +60,8 @@ def extract(entry: RemoteFile, archive: Path, dest: Path, record: dict, say: Cal
     tmp = Path(tempfile.mkdtemp(prefix=f"{EXTRACT_PREFIX}{folder}-", dir=dest))
     try:
         base = tmp if has_root else tmp / folder
-        with zipfile.ZipFile(archive) as zf, tqdm(total=need, unit="B", unit_scale=True,
+        with disk_full_named(f"the extraction of {archive.name}", target, need, ", or pass --dest on a larger disk"), \
+                zipfile.ZipFile(archive) as zf, tqdm(total=need, unit="B", unit_scale=True,
                                                   desc=f"extract {archive.name}", disable=None) as bar:
             for member in members:
                 path = base.joinpath(*[p for p in member.filename.split("/") if p])

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from ..progress import tqdm
 
-from ..atomic import write_json
+from ..atomic import disk_full_named, write_json
 from .datasets import MIRROR_ENV, RemoteFile
 from ..errors import DownloadError
 from . import messages
@@ -217,9 +217,12 @@ class Transport:
 
     @staticmethod
     def _copy(response, part: Path, mode: str, offset: int, total: int | None, label: str) -> None:
+        needed = total - offset if total is not None else None
         try:
-            with open(part, mode) as fh, tqdm(total=total, initial=offset, unit="B", unit_scale=True,
-                                              desc=label, disable=None) as bar:
+            with disk_full_named(f"the download of {label}", part, needed, ", or pass --dest on a larger disk",
+                                 left="the partial download (*.part) is kept and resumed by the next run"), \
+                    open(part, mode) as fh, tqdm(total=total, initial=offset, unit="B", unit_scale=True,
+                                                 desc=label, disable=None) as bar:
                 while block := response.read(CHUNK):
                     fh.write(block)
                     bar.update(len(block))

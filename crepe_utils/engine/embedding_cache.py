@@ -12,9 +12,10 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from ..atomic import atomic_path
+from ..errors import CrepeWarning
 
 
-class CacheWarning(UserWarning):
+class CacheWarning(CrepeWarning):
     """A damaged cache shard was found; its embeddings are recomputed."""
 
 
@@ -29,6 +30,8 @@ def discard_damaged(path: Path, what: str, exc: BaseException, consequence: str,
 
 
 SHARD_PREFIX = "shard-"
+#: what a run whose cache has no room can do instead
+CACHE_FIX = ", or pass --no-cache (cache_dir=False) or another --cache-dir (CREPE_CACHE)"
 
 
 def shard_digest(keys: Sequence[str], emb: np.ndarray) -> str:
@@ -97,7 +100,7 @@ class EmbeddingStore:
         emb = np.ascontiguousarray(emb, dtype=np.float32)
         if self.root is not None:
             name = f"{SHARD_PREFIX}{shard_digest(keys, emb)}.npz"
-            with atomic_path(self.root / name) as tmp:
+            with atomic_path(self.root / name, what="the embedding cache", fix=CACHE_FIX, needed=emb.nbytes) as tmp:
                 with open(tmp, "wb") as fh:
                     np.savez(fh, keys=np.array(keys), emb=emb)
         self._add_arrays(keys, emb)

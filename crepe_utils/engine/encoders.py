@@ -234,7 +234,11 @@ class CropDataset:
             if box_wholly_outside(box, img.size):
                 why = (BOX_OUTSIDE, f"box {box} lies wholly outside the {img.size[0]}×{img.size[1]} image")
                 return (*failed, why, dict.fromkeys(stages, why))
-            img = crop(img, box)
+            try:
+                img = crop(img, box)
+            except Exception as exc:  # noqa: BLE001 - a box PIL cannot crop (too large to pad): the row's fault
+                why = (UNUSABLE_CROP, f"box {box} cannot be cropped ({type(exc).__name__}: {exc})")
+                return (*failed, why, dict.fromkeys(stages, why))
         to_store = {}
         for fp in stages:
             if fp == self.fingerprint:

@@ -16,6 +16,8 @@ from typing import Callable
 
 from PIL import Image
 
+from ..paths import not_a_folder
+
 #: Where an image's bytes are: a file path, ``("zip", archive, member)`` or ``("bytes", raw)``.
 Locator = str | os.PathLike | tuple
 
@@ -47,7 +49,7 @@ class ImageFolder:
                  remedy: str, absent: str):
         self.root, self.remedy = Path(root), remedy
         if not self.root.is_dir():
-            raise FileNotFoundError(f"image folder {self.root} does not exist. {absent}")
+            raise FileNotFoundError(f"image folder {self.root} {not_a_folder(self.root)}. {absent}")
         self._paths: dict[str, Path] = {}
         for folder in (self.root / f for f in subfolders):
             if folder.is_dir():

@@ -32,12 +32,21 @@ def crop_sort_key(crop: tuple) -> tuple:
     return len(crop[0]), crop[0], crop[1]
 
 
+def _few(names: list[str], shown: int = 3) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
 def query_layout(queries: Sequence, image_index, skip_missing_images: bool) -> QueryLayout:
     """The :class:`QueryLayout` of ``queries``; missing image files are a :class:`DataError` unless skipped."""
     missing_ids = set(image_index.missing(q.image_id for q in queries))
     if missing_ids and not skip_missing_images:
         first = sorted(missing_ids, key=lambda s: (len(s), s))[:10]
-        raise DataError(f"{len(missing_ids):,} image(s) missing under {image_index.root} (first: {', '.join(first)}). "
+        users: dict[str, list[str]] = {i: [] for i in first}
+        for q in queries:
+            if q.image_id in users:
+                users[q.image_id].append(q.query_id)
+        listed = ", ".join(f"{i} (used by {_few(users[i])})" for i in first)
+        raise DataError(f"{len(missing_ids):,} image(s) missing under {image_index.root} (first: {listed}). "
                         f"{image_index.remedy}, or pass --skip-missing-images to evaluate without those queries "
                         "(they are counted).")
     kept = [q for q in queries if q.image_id not in missing_ids]

@@ -190,7 +190,8 @@ class TokenCache:
         digest = texts_digest(texts)
         path = self.root / f"{digest}-{_token_file_digest(digest, packed)}.npy"
         if not path.exists():
-            with atomic_path(path) as tmp:
+            with atomic_path(path, what="the token-id cache", needed=packed.nbytes,
+                             fix=", or pass --no-cache (cache_dir=False) or another --cache-dir (CREPE_CACHE)") as tmp:
                 with open(tmp, "wb") as fh:
                     np.save(fh, packed, allow_pickle=False)
 

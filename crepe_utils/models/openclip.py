@@ -19,6 +19,7 @@ error, :class:`QuickGELUMismatch`, that says which name to use instead.
 from __future__ import annotations
 
 import codecs
+import difflib
 import json
 import os
 import re
@@ -41,8 +42,12 @@ def _arch_quick_gelu(architecture: str) -> bool:
     import open_clip
     cfg = open_clip.get_model_config(architecture)
     if cfg is None:
-        raise ModelError(f"unknown open_clip architecture {architecture!r}; see open_clip.list_models(), "
-                         "or pass --model-config JSON for a custom architecture")
+        names = [*checkpoints.keys(), *open_clip.list_models()]
+        close = difflib.get_close_matches(architecture, names, n=3)
+        hint = f"Did you mean {' or '.join(map(repr, close))}? " if close else ""
+        raise ModelError(f"unknown model {architecture!r}: not a registry key (`python -m crepe_utils models` lists "
+                         f"them) nor an open_clip architecture (open_clip.list_models()). {hint}For a custom "
+                         "architecture pass --model-config JSON")
     return bool(cfg.get("quick_gelu", False))
 
 

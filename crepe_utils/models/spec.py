@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import ModelError
+from ..errors import CrepeWarning, ModelError
 from .. import paths
 from ..errors import DeviceError
 from importlib.metadata import PackageNotFoundError, version

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
@@ -33,32 +34,68 @@ class Option:
     name: str
     help: str
     choices: tuple | None = None     #: the allowed values (of each element, when ``many``); None: any of ``type``
-    type: type = str
+    type: type | tuple = str         #: the type of a value (of each element); a tuple of types allows any of them
     many: bool = False               #: a list of values (``--hn-types atom swap``), kept as a tuple
     default: object = None           #: None: all of the benchmark
 
-    def check(self, value, benchmark: str):
-        """``value`` as the selection keeps it (lists as tuples); a SelectionError naming what is allowed otherwise."""
-        if value is None or value == self.default:
-            return value
-        values = tuple(value) if self.many and isinstance(value, (list, tuple, set, frozenset)) else (value,)
-        if self.many and isinstance(value, (set, frozenset)):
-            values = tuple(sorted(values))
-        values = tuple(dict.fromkeys(values))          # a value named twice selects its part once
-        bad = [v for v in values if not self._fits(v)]
-        if bad or (self.many and not values):
-            allowed = (", ".join(map(str, self.choices)) if self.choices is not None
-                       else {int: "integers", str: "text", bool: "True or False"}[self.type])
-            what = f"{', '.join(map(repr, bad))}" if bad else "an empty list"
-            raise SelectionError(f"{benchmark}: {self.name} {what} is not allowed; choose from: {allowed}")
-        return values if self.many else values[0]
+    @property
+    def flag(self) -> str:
+        """Its command-line option (a switch away from the default for a True/False option)."""
+        dashed = self.name.replace("_", "-")
+        if self.type is bool:
+            return f"--no-{dashed}" if self.default else f"--{dashed}"
+        return f"--{dashed}"
 
-    def _fits(self, v) -> bool:
+    def check(self, value, benchmark: str):
+        """``value`` as the selection keeps it (a list, set or range as a tuple, a set sorted; one value of a list
+        option as a tuple of one); a SelectionError naming the benchmark, the option and what is allowed otherwise."""
+        if value is None or (not self.many and value == self.default and type(value) is type(self.default)):
+            return value
+        label = f"{self.name} ({self.flag})"
+        choose = f"; choose from {', '.join(map(str, self.choices))}" if self.choices else ""
+        if self.many:
+            if isinstance(value, (set, frozenset)):
+                value = tuple(sorted(value, key=lambda v: (type(v).__name__, str(v))))
+            elif isinstance(value, (list, tuple, range)):
+                value = tuple(value)
+            elif isinstance(value, (str, int)) and not isinstance(value, bool):
+                value = (value,)
+            else:
+                raise SelectionError(f"{benchmark}: {label} must be a list of values, got {value!r}{choose}")
+            if not value:
+                raise SelectionError(f"{benchmark}: {label} is empty and so selects nothing: give one or more "
+                                     f"values{choose}, or None for all")
+            twice = sorted({v for v in value if value.count(v) > 1}, key=str)
+            if twice:
+                raise SelectionError(f"{benchmark}: {label} names {', '.join(map(str, twice))} more than once; "
+                                     "give each value once")
+        for item in value if self.many else (value,):
+            if not self._typed(item):
+                raise SelectionError(f"{benchmark}: {label} {item!r} is a {type(item).__name__}, not "
+                                     f"{_type_name(self.type)}{choose}")
+            if self.choices is not None and item not in self.choices:
+                raise SelectionError(f"{benchmark}: {label} {item!r} is not allowed{choose}")
+            if self.choices is None and isinstance(item, str) and not _NAME.fullmatch(item) and not self._path:
+                raise SelectionError(f"{benchmark}: {label} {item!r} is not a name: use letters, digits, '-', '_' "
+                                     "and '.'")            # it becomes part of a result folder's name
+        return value
+
+    @property
+    def _path(self) -> bool:
+        return isinstance(self.type, tuple) and os.PathLike in self.type
+
+    def _typed(self, v) -> bool:
         if self.type is int:
-            ok = isinstance(v, numbers.Integral) and not isinstance(v, bool)
-        else:
-            ok = isinstance(v, self.type)
-        return ok and (self.choices is None or v in self.choices)
+            return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+        return isinstance(v, self.type)
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _type_name(kind) -> str:
+    names = {int: "an integer", str: "a string", bool: "True or False", os.PathLike: "a path"}
+    return " or ".join(names.get(k, k.__name__) for k in (kind if isinstance(kind, tuple) else (kind,)))
 
 
 class Selection(Mapping):
@@ -117,6 +154,9 @@ class Loaded:
     data: dict = field(default_factory=dict)       #: the manifest's description of the data read
     context: object = None                         #: what the scoring rule needs besides the queries
     groups: tuple[str, ...] = ()                   #: the benchmark's grouping fields (set by the evaluation)
+    #: every group the selection asks for, scored or not: a tuple of its values of ``groups``, as its queries'
+    #: attributes say; a group whose queries were all skipped (or none read) still has its results row
+    sets: tuple[tuple, ...] = ()
 
 
 def limited(queries: list, limit: int | None, groups: tuple[str, ...]) -> list:
@@ -176,6 +216,8 @@ class Benchmark:
     notebooks: tuple[str, ...] = ()                #: the notebooks that are about it (stems under notebooks/)
     for_model: Callable[[Selection, object], Selection] = lambda selection, spec: selection
     """The selection completed for one model (e.g. a split chosen by the model's training set)."""
+    agree: Callable[[Selection], str | None] = lambda selection: None
+    """Why a selection's values contradict each other (checked after each value), or None."""
 
     def read(self, sources: Sources, selection: Selection, settings) -> Loaded:
         """Its queries for ``selection`` (checked by :meth:`selection`), with its grouping fields."""
@@ -194,7 +236,18 @@ class Benchmark:
             raise SelectionError(f"benchmark {self.name} has no {', '.join(foreign)} to select (it selects by: "
                                  f"{', '.join(o.name for o in self.options) or 'nothing'})")
         checked = {k: self.option(k).check(v, self.name) for k, v in given.items()}
-        return Selection(**{o.name: checked.get(o.name, o.default) for o in self.options})
+        chosen = Selection(**{o.name: checked.get(o.name, o.default) for o in self.options})
+        contradiction = self.agree(chosen)
+        if contradiction:
+            raise SelectionError(f"{self.name}: {contradiction}")
+        return chosen
+
+    def describe(self, selection: Selection) -> str:
+        """The options ``selection`` sets away from their defaults, as ``name=value`` (``the whole benchmark``
+        when none)."""
+        shown = [f"{o.name}={' '.join(map(str, v)) if isinstance(v, tuple) else v}" for o in self.options
+                 if (v := selection.get(o.name, o.default)) != o.default]
+        return ", ".join(shown) or "the whole benchmark"
 
     def refused_settings(self, settings) -> list[str]:
         """The settings ``settings`` sets away from their defaults that neither this benchmark's reader nor its

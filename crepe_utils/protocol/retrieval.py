@@ -28,7 +28,24 @@ def evaluate(result, loaded, settings, model: str) -> Tables:
     summary = summary_table(result, loaded, ranks, settings.tie_policy, settings.n_boot)
     summary.insert(0, "model", model)
     return Tables(summary, summary_columns(loaded.groups), per_query_frames(result, ranks, loaded.groups),
-                  per_query_columns(loaded.groups), "%.6g", "%.9g")
+                  per_query_columns(loaded.groups), "%.6g", "%.9g", n_scored=len(result.queries),
+                  unscored=unscored_sets(summary, loaded.groups))
+
+
+def unscored_sets(summary: pd.DataFrame, groups: tuple[str, ...]) -> list[str]:
+    """One description per summary row with no scored query (its set's queries were all skipped, or none read)."""
+    out = []
+    for row in summary[summary["n_queries"] == 0].to_dict("records") if len(summary) else ():
+        named = " ".join(f"{g}={row[g]}" for g in groups if g != "benchmark" and not _empty(row[g]))
+        skipped = int(row["n_skipped"])
+        why = f"all {skipped} of its queries were skipped" if skipped else "none of its queries was read"
+        out.append(f"set {named or 'of all queries'} has no scored query ({why}): its summary row has n_queries 0 "
+                   "and no metric")
+    return out
+
+
+def _empty(value) -> bool:
+    return value is None or value is pd.NA or value == "" or (isinstance(value, float) and np.isnan(value))
 
 
 def _order(key: tuple) -> tuple:
@@ -48,20 +65,22 @@ def _frame(columns: dict[str, list], groups: tuple[str, ...]) -> pd.DataFrame:
 
 
 def summary_table(result, loaded, ranks: metrics.Ranks, tie_policy: str, n_boot: int) -> pd.DataFrame:
-    """One row per group (retrieval set) with every metric, the R@1 bootstrap interval and skip counts."""
+    """One row per group (retrieval set) with every metric, the R@1 bootstrap interval and skip counts: every
+    group ``loaded`` declares (:attr:`~crepe_utils.protocol.benchmark.Loaded.sets`) and every group a query is
+    scored in; one with no scored query has ``n_queries`` 0, its skip count and no metric (NaN)."""
     groups = loaded.groups
     near = metrics.near_ties_from_flat(result.scores, result.offsets)
     skipped = Counter(tuple(getattr(q, g) for g in groups) for q, _ in result.skipped)
     issues = [i for i in loaded.issues if i.skipped]
     known = tuple(g for g in groups if all(hasattr(i, g) for i in issues))   # what an issue says of its set
     bad = Counter(tuple(getattr(i, g) for g in known) for i in issues)
-    by_group: dict[tuple, list[int]] = {}
+    by_group: dict[tuple, list[int]] = {tuple(key): [] for key in loaded.sets}
     for i, q in enumerate(result.queries):
         by_group.setdefault(tuple(getattr(q, g) for g in groups), []).append(i)
     n_cand = np.diff(result.offsets)
     rows = []
     for key in sorted(by_group, key=_order):
-        idx = np.array(by_group[key])
+        idx = np.array(by_group[key], dtype=np.int64)
         sub = metrics.Ranks(ranks.pessimistic[idx], ranks.optimistic[idx], ranks.n_ties[idx])
         row = dict(zip(groups, key))
         row.update(metrics.set_metrics(sub, n_cand[idx], tie_policy))

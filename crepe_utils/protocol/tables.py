@@ -18,3 +18,5 @@ class Tables:
     summary_format: str | None              #: pandas float_format of summary.csv (None: repr)
     per_query_format: str                   #: pandas float_format of per_query.csv.gz
     headline: dict = field(default_factory=dict)   #: the manifest's short account (scores, ties)
+    n_scored: int = 0                              #: queries (or examples) scored: 0 is a run with nothing to score
+    unscored: list = field(default_factory=list)   #: one description per summary row with nothing scored

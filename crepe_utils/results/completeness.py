@@ -14,7 +14,7 @@ def _engine_settings(result_dir) -> dict | None:
     """The ``engine`` section of a result folder's manifest; ``None`` when it cannot be read."""
     try:
         return dict(load_manifest(result_dir).get("engine") or {})
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError):      # missing, or damaged (ResultsError, a ValueError)
         return None
 
 
@@ -44,6 +44,9 @@ def incomplete_reasons(evaluated: pd.DataFrame, count_keys: list[str] | None = N
                 why.append(f"{rdir}: the manifest does not record the run's limit")
             elif engine["limit"]:
                 why.append(f"run with --limit {engine['limit']}")
+        scored = row.get("n_queries")
+        if scored is not None and not pd.isna(scored) and int(scored) == 0:
+            why.append("no query scored")
         skipped = row.get("n_skipped")
         if skipped is None or pd.isna(skipped):
             why.append("skip count unknown")

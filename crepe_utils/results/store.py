@@ -28,17 +28,47 @@ import json
 import os
 import warnings
 import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from ..atomic import atomic_directory, published_files, write_json
-from ..errors import CrepeError
+from ..errors import CrepeError, CrepeWarning
 from ..textfile import ENCODING
 
 SCHEMA_VERSION = 1
 KINDS = ("evaluated", "toy", "fixture")
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a manifest: the types its value may have, whether it must be present, the values it may
+    take (None: any of its types) and, for an object, its own keys. Keys not declared are not checked."""
+
+    types: tuple
+    required: bool = False
+    values: tuple | None = None
+    keys: Mapping[str, "Key"] = field(default_factory=dict)
+
+
+_NONE = type(None)
+#: What a manifest must hold to be read: the keys the readers use, with their types and known values.
+MANIFEST_SCHEMA: Mapping[str, Key] = {
+    "schema_version": Key((int,)),
+    "kind": Key((str,), required=True, values=KINDS),
+    "label": Key((str,)),
+    "scoring": Key((str,)),            # its rule's name; absent: retrieval (written before the rule was recorded)
+    "benchmark": Key((str,)),          # its name (or the alias older results were written under)
+    "groups": Key((list,)),            # what its rows are one of; absent: CREPE's fields (LEGACY_GROUPS)
+    "model": Key((dict,), required=True, keys={"key": Key((str,), required=True), "display": Key((str,)),
+                                              "architecture": Key((str,)), "pretrained": Key((str, _NONE))}),
+    "engine": Key((dict,), keys={"limit": Key((int, _NONE)), "precision": Key((str,))}),
+    "caveat": Key((str,)), "selection": Key((dict,)), "data": Key((dict,)), "environment": Key((dict,)),
+    "run": Key((dict,)),
+}
 
 #: What a retrieval results row is one of when its manifest does not say (``groups``): CREPE's fields, which every
 #: retrieval result had before each benchmark declared its own.
@@ -87,7 +117,7 @@ class ResultsError(CrepeError, ValueError):
     """A result file that cannot be read (damaged, not a table, newer format); the message names it."""
 
 
-class UnreadableResultWarning(UserWarning):
+class UnreadableResultWarning(CrepeWarning):
     """A reader of many results left out a file it cannot read; the message names the file and why."""
 
 
@@ -133,10 +163,54 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.+" else "_" for c in name)
 
 
+class KindError(CrepeError, ValueError):
+    """A result kind that is not one of :data:`KINDS`."""
+
+
 def check_kind(kind) -> None:
     """Raise unless ``kind`` is one of :data:`KINDS` (what a manifest's ``kind`` may say)."""
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        raise KindError(f"kind must be one of {', '.join(KINDS)} (--kind), got {kind!r}")
+
+
+def schema_problem(obj: dict, schema: Mapping[str, Key] = MANIFEST_SCHEMA, prefix: str = "") -> str | None:
+    """What is wrong with ``obj`` against ``schema`` (the first problem: a key and why), or None."""
+    for name, key in schema.items():
+        where = f"{prefix}{name}"
+        if name not in obj:
+            if key.required:
+                return f"lacks the key {where!r} ({_expected(key)})"
+            continue
+        value = obj[name]
+        if not isinstance(value, key.types) or (isinstance(value, bool) and bool not in key.types):
+            return f"has {where!r} = {_shown(value)}, expected {_expected(key)}"
+        if key.values is not None and value not in key.values:
+            return f"has {where!r} = {_shown(value)}, expected one of {', '.join(map(str, key.values))}"
+        if key.keys:
+            problem = schema_problem(value, key.keys, f"{where}.")
+            if problem:
+                return problem
+    return None
+
+
+def _expected(key: Key) -> str:
+    names = {str: "a string", int: "an integer", dict: "an object", bool: "true or false", _NONE: "null"}
+    return " or ".join(names.get(t, t.__name__) for t in key.types)
+
+
+def _shown(value) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_manifest(manifest, where: str, fix: str = "the result is damaged: evaluate again or delete its folder") -> dict:
+    """``manifest``, once it is a JSON object that fits :data:`MANIFEST_SCHEMA`; else a :class:`ResultsError`
+    naming ``where`` (its file) and the key, then ``fix``."""
+    problem = (f"holds a JSON {type(manifest).__name__}, not a manifest (an object)" if not isinstance(manifest, dict)
+               else schema_problem(manifest))
+    if problem:
+        raise ResultsError(f"{where} {problem}; {fix}")
+    return manifest
 
 
 def check_columns(what: str, frame: pd.DataFrame, columns: list[str]) -> None:
@@ -154,8 +228,9 @@ def write_folder(directory: str | os.PathLike, manifest: dict, write_files) -> P
     (:func:`crepe_utils.atomic.atomic_directory`): a reader finds either the previous complete
     result or the new one, never a mixture; a failed or killed write leaves the previous result as it was.
     """
-    check_kind(manifest.get("kind"))
-    with atomic_directory(Path(directory)) as tmp:
+    check_manifest({"schema_version": SCHEMA_VERSION, **manifest}, f"the manifest for {directory}",
+                   "it does not fit the results schema (crepe_utils.results.store.MANIFEST_SCHEMA), so it is not written")
+    with atomic_directory(Path(directory), "the result folder", ", or pass another --out (out=)") as tmp:
         write_files(tmp)
         write_json(tmp / MANIFEST, {"schema_version": SCHEMA_VERSION, **manifest})
     return Path(directory)
@@ -219,7 +294,7 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
             df["benchmark"] = manifest.get("benchmark", "")
         df["kind"] = manifest.get("kind", "evaluated")
         df["label"] = manifest.get("label", "")
-        df["display"] = manifest.get("model", {}).get("display") or df["model"]
+        df["display"] = manifest["model"].get("display") or df["model"]
         df["result_dir"] = str(directory)
         frames.append(df)
     columns = ["model", *groups, *METRIC_COLUMNS, *extra]
@@ -235,12 +310,16 @@ def read_results(root: str | os.PathLike | None, read_summary, scoring: str = "r
     """(folder, manifest, summary) of every published result of scoring rule ``scoring`` under ``root``
     (any depth), in path order.
 
-    ``read_summary(handle)`` reads the summary file. A folder with a manifest but no summary is
-    skipped, as are hidden (temporary) folders; none at all when ``root`` is None or absent. A folder
-    whose manifest or summary cannot be read is skipped with an :class:`UnreadableResultWarning`.
+    ``read_summary(handle)`` reads the summary file. Hidden (temporary) folders are skipped; none at all when
+    ``root`` is None or absent. A folder whose manifest or summary cannot be read, or lacks its summary, is
+    skipped with an :class:`UnreadableResultWarning`.
     """
+    if root is not None and not isinstance(root, (str, os.PathLike)):
+        raise ResultsError(f"a results folder is a path (str or os.PathLike), not {type(root).__name__} {root!r}")
     if root is None or not Path(root).exists():
         return
+    if not Path(root).is_dir():
+        raise ResultsError(f"results folder {root} is a file, not a folder: pass the folder that holds the results")
     for manifest_path in published_files(root, MANIFEST):
         try:
             read = read_folder(manifest_path.parent, read_summary, scoring)
@@ -276,9 +355,9 @@ def read_folder(directory: Path, read_summary, scoring: str, attempts: int = 3) 
     The folder is opened once and both files are read through that handle, so a folder being
     replaced at the same moment cannot pair one run's manifest with another's summary (a
     published folder is never modified, only replaced whole). If the folder disappears while it
-    is read, it is opened again. None when there is no summary or the result is of another rule
+    is read, it is opened again. None when the folder is gone or the result is of another rule
     (results written before the rule was recorded are retrieval results); :class:`ResultsError`
-    naming the file when either cannot be read.
+    naming the file when either cannot be read, or when the summary is missing beside its manifest.
     """
     if os.open not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
         opener_for = lambda fd: None  # noqa: E731 - no folder handles here: plain paths
@@ -301,8 +380,11 @@ def read_folder(directory: Path, read_summary, scoring: str, attempts: int = 3) 
                 df = read_table(lambda _: read_summary(fh), directory / SUMMARY)
             return manifest, df
         except FileNotFoundError:
-            if attempt == attempts - 1 or not (directory / MANIFEST).exists():
-                return None
+            if not (directory / MANIFEST).exists():
+                return None                 # the folder was removed meanwhile
+            if attempt == attempts - 1:     # a manifest whose summary stays absent: a partial copy, not a result
+                raise ResultsError(f"{directory / SUMMARY} does not exist beside its manifest: the result is "
+                                   "incomplete; evaluate again or delete its folder") from None
         finally:
             os.close(fd)
     return None
@@ -315,14 +397,11 @@ def _parse_manifest(raw: bytes, path: Path) -> dict:
     except ValueError as exc:           # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise ResultsError(f"{path} is not valid JSON ({exc}): the result is damaged; evaluate again or "
                            "delete its folder") from None
-    if not isinstance(manifest, dict):
-        raise ResultsError(f"{path} holds a JSON {type(manifest).__name__}, not a manifest (an object): "
-                           "evaluate again or delete its folder")
-    version = manifest.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
+    version = manifest.get("schema_version", SCHEMA_VERSION) if isinstance(manifest, dict) else SCHEMA_VERSION
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
         raise ResultsError(f"{path} has results schema {version!r}; this crepe_utils reads schema "
                            f"{SCHEMA_VERSION} and older: update crepe_utils to read it")
-    return manifest
+    return check_manifest(manifest, str(path))
 
 
 def _read_per_query(path: Path) -> pd.DataFrame:

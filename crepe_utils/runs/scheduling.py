@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ..engine.shared_inputs import SharedInputs
 from ..engine.threads import Background
-from ..errors import DeviceError
+from ..errors import DeviceError, error_line, one_line_warnings
 from ..models.spec import check_device
 from .. import settings as settings_cli
 from ..evaluate_command import add_run_arguments, print_summary, run_of
@@ -128,7 +128,7 @@ class _Runner:
                 summary = evaluate(self.loaded, job.benchmark, shared=self.shared, **self.settings)
                 print_summary(summary, benchmarks.get(job.benchmark))
         except Exception as exc:  # noqa: BLE001 - report and continue with the next job
-            return Outcome(job, self.device, False, errors=[f"error: {job.key}: {exc}"], pid=os.getpid())
+            return Outcome(job, self.device, False, errors=[error_line(f"{job.key}: {exc}")], pid=os.getpid())
         return Outcome(job, self.device, True, pid=os.getpid())
 
     def _precision(self) -> str | None:
@@ -153,14 +153,15 @@ def _worker(index: int, device: str, settings: dict, conn) -> None:
         torch.cuda.set_device(torch.device(device))     # pinned memory and kernels on this device, not cuda:0
     runner = _Runner(device, {**settings, "progress": False})
     conn.send(("ready", None))
-    while True:
-        item = conn.recv()
-        if item is None:
-            return
-        buf = io.StringIO()
-        outcome = runner(item, buf, announce=False)
-        outcome.output = buf.getvalue()
-        conn.send(("done", outcome))
+    with one_line_warnings(), contextlib.suppress(KeyboardInterrupt):   # Ctrl-C: the parent, interrupted too, says so
+        while True:
+            item = conn.recv()
+            if item is None:
+                return
+            buf = io.StringIO()
+            outcome = runner(item, buf, announce=False)
+            outcome.output = buf.getvalue()
+            conn.send(("done", outcome))
 
 
 def run_jobs(jobs: list[Job], devices: list[str], settings: dict, out=None, err=None) -> list[Outcome]:

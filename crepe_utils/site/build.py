@@ -1,11 +1,21 @@
 """``make docs``: the companion as a static website, built from the executed notebooks.
 
 ``python -m crepe_utils.site.build --build-dir build --out build/site``. Pages: the README (the
-landing page), the eight notebooks in the paper's order, the Markdown pages of ``docs/`` (the claims
-page with the full checks table), and every figure and table. The site opens from disk
-(``file://``): links are relative, images are files of the site or embedded in the page, and no
-page loads a script, font or style sheet from anywhere. A link that would have no target on the
-site stops the build.
+landing page), the teaching notebook and the eight paper notebooks in order, the Markdown pages of
+``docs/`` (the claims page with the full checks table), and every figure and table. The site opens
+from disk (``file://``): links are relative, images are files of the site or embedded in the page,
+and no page loads a script, font or style sheet from anywhere. A link that would have no target on
+the site stops the build.
+
+What a reader sees, on any machine and in any browser, without a script:
+
+* a notebook page shows its prose, outputs and figures; each code input is folded away behind a
+  "show code" switch, and one switch at the top of the page shows them all (CSS only: a checkbox
+  and its label);
+* a table cell is never cut: the executed notebooks hold whole tables (the runner's kernel setup)
+  and the style wraps long cells;
+* the status marks of the claims tables (the emoji ✅, ❌, ⚠️) are drawn by the style sheet as
+  coloured badges beside their word, so they need no emoji font (:func:`plain_marks`).
 """
 from __future__ import annotations
 
@@ -21,6 +31,7 @@ from pathlib import Path
 from ..atomic import write_text
 from ..errors import CrepeError, error_line
 from ..paths import PROJECT_ROOT
+from ..suite.pages import notebook_pages
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -32,11 +43,6 @@ class Page:
     title: str      # navigation label
 
 
-#: The notebooks in the paper's order: (stem, navigation label).
-NOTEBOOKS = (("01_benchmark_totals", "Totals and baselines"), ("02_systematicity", "Systematicity"),
-             ("03_productivity", "Productivity"), ("04_imagenet_correlation", "ImageNet correlation"),
-             ("05_winoground", "Winoground"), ("06_toy_world", "The toy world"),
-             ("07_blind_baselines", "Without looking"), ("08_sugarcrepe", "SugarCrepe"))
 #: The Markdown pages of docs/, in navigation order: (stem, navigation label); docs/<stem>.md -> <stem>.html.
 DOCS = (("evaluating", "Evaluating"), ("results", "Results format"), ("claims", "Claims"), ("traps", "Traps"),
         ("determinism", "Determinism"), ("performance", "Performance"), ("package", "The package"),
@@ -45,13 +51,17 @@ HOME = Page("index.html", "CREPE companion")
 CLAIMS = Page("claims.html", "Claims")
 FIGURES = Page("figures/index.html", "Figures")
 TABLES = Page("tables/index.html", "Tables")
-NAV = (HOME, *(Page(f"{stem}.html", label) for stem, label in NOTEBOOKS),
-       *(Page(f"{stem}.html", label) for stem, label in DOCS), FIGURES, TABLES)
 CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
 
 
 class SiteError(CrepeError):
     """The site cannot be built as asked (a missing executed notebook, a link with no target)."""
+
+
+#: The notebooks, the teaching one first, then the paper's in order: (stem, navigation label).
+NOTEBOOKS = tuple((p.stem, p.label) for p in notebook_pages())
+NAV = (HOME, *(Page(f"{stem}.html", label) for stem, label in NOTEBOOKS),
+       *(Page(f"{stem}.html", label) for stem, label in DOCS), FIGURES, TABLES)
 
 
 def css() -> str:
@@ -69,10 +79,27 @@ def nav(current: Page, prefix: str = "") -> str:
 
 def page(title: str, body: str, current: Page, prefix: str = "") -> str:
     """A complete, self-contained page: the site's style inline, no script."""
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{html.escape(title)} · CREPE companion</title>\n<style>\n{css()}</style>\n</head>\n<body>\n"
-            f'{nav(current, prefix)}\n<article class="page">\n{body}\n</article>\n</body>\n</html>\n')
+    return plain_marks(
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{html.escape(title)} · CREPE companion</title>\n<style>\n{css()}</style>\n</head>\n<body>\n"
+        f'{nav(current, prefix)}\n<article class="page">\n{body}\n</article>\n</body>\n</html>\n')
+
+
+#: The status marks written as emoji (claims tables, README) and the badge the style draws for each.
+MARKS = {"\u2705": "pass", "\u274c": "fail", "\u26a0\ufe0f": "warn", "\u26a0": "warn"}
+_MARK = re.compile("|".join(map(re.escape, sorted(MARKS, key=len, reverse=True))))
+_TAG_OR_TEXT = re.compile(r"(<[^>]*>)")
+
+
+def plain_marks(page_html: str) -> str:
+    """Each emoji status mark in the text of a page (not inside a tag) as a badge drawn by CSS: a coloured
+    disc (green, red, amber) that renders without an emoji font; the word beside it says what it means."""
+    def badge(m: re.Match) -> str:
+        kind = MARKS[m.group(0)]
+        return f'<span class="mark mark-{kind}" role="img" aria-label="{kind}"></span>'
+    parts = _TAG_OR_TEXT.split(page_html)
+    return "".join(part if i % 2 else _MARK.sub(badge, part) for i, part in enumerate(parts))
 
 
 def markdown(text: str) -> str:
@@ -113,8 +140,15 @@ def rewrite_links(body: str, targets: dict[str, str], where: str, prefix: str = 
     return _LINK.sub(fix, body)
 
 
-def notebook_page(executed: Path, stem: str, label: str) -> str:
-    """An executed notebook as a page of the site (the lab look; figures are embedded in the page)."""
+#: Where the template puts the navigation and the intro: filled in after the notebook's own links are
+#: pointed at the site (those are relative to notebooks/, the navigation's to the site's root).
+_NAV_SLOT, _INTRO_SLOT = "<!-- crepe:site-nav -->", "<!-- crepe:site-intro -->"
+
+
+def notebook_page(executed: Path, stem: str, label: str, targets: dict[str, str] | None = None) -> str:
+    """An executed notebook as a page of the site (the lab look; figures are embedded in the page; code
+    inputs folded away, each behind its own switch, all behind the page's). Links in its Markdown are
+    relative to ``notebooks/`` (``03_productivity.ipynb``, ``../docs/traps.md``) and point into the site."""
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -122,13 +156,21 @@ def notebook_page(executed: Path, stem: str, label: str) -> str:
     first = next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
     title = re.sub(r"^#+\s*", "", first.strip().splitlines()[0]) if first.strip() else label
     current = next(p for p in NAV if p.file == f"{stem}.html")
+    n_code = 0
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            cell.metadata["crepe_site"] = {"code_id": f"code-{i}"}
+            n_code += 1
+    switch = ' · <label class="code-all" for="show-all-code"></label>' if n_code else ""
     intro = (f'<p class="site-intro">Executed notebook <code>notebooks/{stem}.ipynb</code>, as <code>make all</code> '
-             f'last ran it · <a href="notebooks/{stem}.ipynb">download the executed notebook</a></p>')
+             f'last ran it · <a href="notebooks/{stem}.ipynb">download the executed notebook</a>{switch}</p>')
     exporter = HTMLExporter(template_name="crepe", extra_template_basedirs=[str(TEMPLATES)])
     body, _ = exporter.from_notebook_node(nb, resources={
-        "metadata": {"name": f"{title} · CREPE companion"}, "site_css": css(), "site_nav": nav(current),
-        "site_intro": intro})
-    return body
+        "metadata": {"name": f"{title} · CREPE companion"}, "site_css": css(), "site_nav": _NAV_SLOT,
+        "site_intro": _INTRO_SLOT})
+    if targets is not None:
+        body = rewrite_links(body, targets, str(executed), base="notebooks")
+    return plain_marks(body.replace(_NAV_SLOT, nav(current)).replace(_INTRO_SLOT, intro))
 
 
 def figures_page(figures: list[Path]) -> str:
@@ -196,7 +238,7 @@ def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_di
     for stem, label in DOCS:
         pages[f"{stem}.html"] = docs_page(docs_dir / f"{stem}.md", stem, label, targets, tables_dir)
     for stem, label in NOTEBOOKS:
-        pages[f"{stem}.html"] = notebook_page(build_dir / f"{stem}.ipynb", stem, label)
+        pages[f"{stem}.html"] = notebook_page(build_dir / f"{stem}.ipynb", stem, label, targets)
     pages[FIGURES.file] = figures_page(sorted((staging / "figures").glob("*.png")))
     pages[TABLES.file] = tables_page(sorted((staging / "tables").glob("*.md")))
     for name, body in pages.items():

@@ -1,60 +1,83 @@
 """``make docs-check``: open every page of the site in headless Chromium, as a reader would.
 
 ``python -m crepe_utils.site.check build/site --screenshots build/docs-check``. Fails (exit 1,
-each problem named by page) on a page that does not load, an image that does not load, a
-notebook page that shows fewer figures than its executed notebook holds, a local link whose file
-or ``#anchor`` does not exist, any request for something other than a file of the site (a CDN
-script, a web font), and a script error. Saves full-page screenshots of the landing page and of
-one notebook page.
+each problem named by page) on
 
-Chromium is driven over its DevTools protocol on a loopback port (websocket-client, a dependency
-of Jupyter); it is the system's package: ``apt-get install chromium`` on Debian.
+* a page that does not load, an image that does not load or has no alt text, a script error, any
+  request for something other than a file of the site (a CDN script, a web font);
+* a local link whose file or ``#anchor`` does not exist;
+* a notebook page that shows fewer figures than its executed notebook holds, or none at all;
+* a table cell cut with "..." (pandas' display limits);
+* an absolute path of a building machine (``/home/...``, ``/tmp/...``, this machine's project, data,
+  home and temporary folders) in a page or in an executed notebook the site offers for download;
+* code shown by default on a notebook page, or a "show all code" switch that does not show it all;
+* a character that many fonts lack (an emoji status mark), which renders as an empty box there.
+
+Prints per page what it found and the totals; saves full-page screenshots of a few pages.
+
+Chromium is the system's (``apt-get install chromium`` on Debian), driven by Playwright (the
+``docs`` extra: ``pip install '.[docs]'``); Playwright's own browser download is not used.
 """
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..errors import CrepeError, error_line
+from ..paths import machine_roots
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Flags of a quiet headless run on a machine without network: no first-run work, no background fetches.
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--disable-quic", "--disable-extensions",
-                  "--hide-scrollbars", "--mute-audio", "--remote-debugging-port=0")
-SCREENSHOT_PAGES = ("index.html", "02_systematicity.html")
+                  "--hide-scrollbars", "--mute-audio")
+SCREENSHOT_PAGES = ("index.html", "00_how_compositionality_is_evaluated.html", "02_systematicity.html",
+                    "claims.html")
 VIEWPORT = (1280, 900)
 MAX_SCREENSHOT_HEIGHT = 7000
 PAGE_TIMEOUT_S = 60.0
 
-#: Runs in the page once it has loaded: waits for every image, then reports images, links and ids.
+#: Runs in the page once it has loaded: waits for every image, then reports what the checks need.
 INSPECT_JS = """(async () => {
   const images = Array.from(document.images);
   await Promise.all(images.map(i => i.complete ? null : new Promise(done => { i.onload = i.onerror = done; })));
+  const shown = e => e.getClientRects().length > 0;
   return {
     title: document.title,
     images: images.map(i => ({src: (i.getAttribute("src") || "").slice(0, 100), loaded: i.complete && i.naturalWidth > 0,
                               alt: i.alt || ""})),
     links: Array.from(document.querySelectorAll("a[href]")).map(a => a.getAttribute("href")),
     ids: Array.from(document.querySelectorAll("[id]")).map(e => e.id),
+    cut: Array.from(document.querySelectorAll("td, th")).map(c => c.textContent.trim())
+              .filter(t => t.endsWith("...")).map(t => t.slice(-60)),
+    code: Array.from(document.querySelectorAll(".jp-CodeCell .jp-Cell-inputWrapper")).length,
+    codeShown: Array.from(document.querySelectorAll(".jp-CodeCell .jp-Cell-inputWrapper")).filter(shown).length,
+    text: document.body ? document.body.innerText : "",
     height: Math.ceil(document.documentElement.scrollHeight),
   };
 })()"""
+SHOWN_CODE_JS = """Array.from(document.querySelectorAll(".jp-CodeCell .jp-Cell-inputWrapper"))
+  .filter(e => e.getClientRects().length > 0).length"""
+
+#: Characters that a machine without an emoji or symbol font draws as an empty box: emoji, dingbats,
+#: miscellaneous symbols and pictographs, and the variation selector that asks for emoji presentation.
+RARE_GLYPHS = re.compile("[\u2600-\u27bf\u2b00-\u2bff\ufe0f\U0001f000-\U0001faff]")
+#: Folders of a building machine a page must not name (and, in :func:`absolute_paths`, this machine's own).
+MACHINE_PATH = re.compile(r"(?<![\w.~/-])(?:/(?:home|root|tmp|work|Users|mnt|media|private|scratch|srv|"
+                          r"var/folders)(?:/[\w.+-]+)+|[A-Z]:\\(?:Users|Windows)\\[\w.+\\-]*)")
+_REST = r"(?:/[\w.+-]+)*"
+_DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=\s]*")
 
 
 class BrowserError(CrepeError, RuntimeError):
-    """Chromium could not be started or did not answer."""
+    """Chromium or its driver could not be started, or did not answer."""
 
 
 def find_chromium(explicit: str | None = None) -> str:
@@ -66,100 +89,68 @@ def find_chromium(explicit: str | None = None) -> str:
 
 
 class Browser:
-    """One headless Chromium tab, driven over the DevTools protocol (loopback only)."""
+    """One headless Chromium page, driven by Playwright (the system's Chromium; nothing downloaded)."""
 
     def __init__(self, chromium: str, viewport=VIEWPORT, timeout: float = PAGE_TIMEOUT_S):
-        import websocket
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError:
+            raise BrowserError("the docs check drives Chromium with Playwright: install the docs extra "
+                               "(`pip install '.[docs]'`; `make docs-check` does)") from None
+        from playwright.sync_api import Error as PlaywrightError
 
-        self.timeout, self.viewport = timeout, viewport
-        self.profile = tempfile.mkdtemp(prefix="crepe-chromium-")
-        self.proc = subprocess.Popen([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = Path(self.profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + timeout
-        while not (port_file.is_file() and len(port_file.read_text().split()) == 2):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                raise BrowserError(f"{chromium} did not start (exit status {self.proc.returncode})")
-            time.sleep(0.1)
-        port, path = port_file.read_text().split()
-        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}{path}", timeout=timeout, suppress_origin=True)
-        self.next_id, self.events, self.session = 0, [], None
-        target = self.call("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        for domain in ("Page", "Network", "Runtime"):
-            self.call(f"{domain}.enable")
-        self._viewport(*viewport)
-
-    def _receive(self) -> dict:
-        message = json.loads(self.ws.recv())
-        if "id" not in message:
-            self.events.append(message)
-        return message
-
-    def call(self, method: str, **params) -> dict:
-        self.next_id += 1
-        message = {"id": self.next_id, "method": method, "params": params}
-        if self.session and not method.startswith("Target."):
-            message["sessionId"] = self.session
-        self.ws.send(json.dumps(message))
-        while True:
-            reply = self._receive()
-            if reply.get("id") == self.next_id:
-                if "error" in reply:
-                    raise BrowserError(f"{method}: {reply['error'].get('message')}")
-                return reply.get("result", {})
-
-    def _viewport(self, width: int, height: int) -> None:
-        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+        self.Error, self.viewport, self.timeout_ms = PlaywrightError, viewport, timeout * 1000
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self._driver = sync_playwright().start()
+        try:
+            self._browser = self._driver.chromium.launch(executable_path=chromium, args=list(CHROMIUM_FLAGS),
+                                                         headless=True, timeout=self.timeout_ms)
+        except PlaywrightError as exc:
+            self._driver.stop()
+            raise BrowserError(f"{chromium} did not start: {str(exc).splitlines()[0]}") from None
+        self.page = self._browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+        self.page.set_default_timeout(self.timeout_ms)
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
 
     def open(self, url: str) -> str | None:
         """Load ``url`` and wait for its load event; the error text when it does not load."""
-        self.events.clear()
-        result = self.call("Page.navigate", url=url)
-        if result.get("errorText"):
-            return result["errorText"]
-        deadline = time.monotonic() + self.timeout
-        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
-            if time.monotonic() > deadline:
-                return f"no load event within {self.timeout:.0f} s"
-            self._receive()
+        self.requests.clear()
+        self.errors.clear()
+        try:
+            self.page.goto(url, wait_until="load", timeout=self.timeout_ms)
+        except self.Error as exc:
+            return str(exc).splitlines()[0]
         return None
 
     def evaluate(self, expression: str):
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
-        if "exceptionDetails" in result:
-            raise BrowserError(f"script failed: {result['exceptionDetails'].get('text')}")
-        return result["result"].get("value")
+        try:
+            return self.page.evaluate(expression)
+        except self.Error as exc:
+            raise BrowserError(f"script failed: {str(exc).splitlines()[0]}") from None
 
-    def requested(self) -> list[str]:
-        return [e["params"]["request"]["url"] for e in self.events if e.get("method") == "Network.requestWillBeSent"]
-
-    def script_errors(self) -> list[str]:
-        return [e["params"]["exceptionDetails"].get("text", "error") for e in self.events
-                if e.get("method") == "Runtime.exceptionThrown"]
+    def click(self, selector: str) -> bool:
+        """Click the first element ``selector`` finds; whether there was one."""
+        found = self.page.locator(selector).first
+        if found.count() == 0:
+            return False
+        found.click()
+        return True
 
     def screenshot(self, path: Path, height: int) -> Path:
         """The whole page (up to MAX_SCREENSHOT_HEIGHT pixels) as a PNG."""
-        width = self.viewport[0]
-        self._viewport(width, max(self.viewport[1], min(height, MAX_SCREENSHOT_HEIGHT)))
-        data = self.call("Page.captureScreenshot", format="png")["data"]
-        self._viewport(*self.viewport)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(base64.b64decode(data))
+        clip = {"x": 0, "y": 0, "width": self.viewport[0], "height": max(self.viewport[1], min(height,
+                                                                                            MAX_SCREENSHOT_HEIGHT))}
+        self.page.screenshot(path=str(path), full_page=True, clip=clip)
         return path
 
     def close(self) -> None:
-        ws = getattr(self, "ws", None)
-        if ws is not None:
-            ws.close()
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        shutil.rmtree(self.profile, ignore_errors=True)
+        try:
+            self._browser.close()
+        finally:
+            self._driver.stop()
 
 
 @dataclass
@@ -168,17 +159,54 @@ class PageReport:
     images: int = 0
     loaded: int = 0
     links: int = 0
+    cut_cells: int = 0
+    absolute_paths: int = 0
+    code_cells: int = 0
+    code_shown: int = 0            #: code inputs visible as the page opens
+    notebook: bool = False         #: a notebook page (an executed notebook behind it)
     problems: list[str] = field(default_factory=list)
+
+
+def executed_notebook(site: Path, page: str) -> dict | None:
+    """The executed notebook behind a notebook page (None: not a notebook page)."""
+    executed = site / "notebooks" / Path(page).with_suffix(".ipynb").name
+    if "/" in page or not executed.is_file():
+        return None
+    return json.loads(executed.read_text(encoding="utf-8"))
 
 
 def expected_figures(site: Path, page: str) -> int | None:
     """How many figures the executed notebook behind a notebook page holds (None: not a notebook page)."""
-    executed = site / "notebooks" / Path(page).with_suffix(".ipynb").name
-    if "/" in page or not executed.is_file():
+    nb = executed_notebook(site, page)
+    if nb is None:
         return None
-    nb = json.loads(executed.read_text(encoding="utf-8"))
     return sum(1 for c in nb["cells"] for o in c.get("outputs", [])
                if any(k in o.get("data", {}) for k in ("image/png", "image/svg+xml", "image/jpeg")))
+
+
+def absolute_paths(text: str) -> list[str]:
+    """The absolute paths of a building machine in ``text`` (embedded images left out): any under the
+    usual home, work and temporary folders, and this machine's own project, data, home and temporary ones."""
+    text = _DATA_URI.sub("", text)
+    at: dict[int, str] = {}                  # where each path starts: the longest match there
+    matches = list(MACHINE_PATH.finditer(text))
+    for root, _ in machine_roots():
+        matches += re.finditer(r"(?<![\w.~/-])" + re.escape(root) + _REST + r"(?=$|[/\\\s'\"<&,;:)\]])", text)
+    for m in matches:
+        if len(m.group(0)) > len(at.get(m.start(), "")):
+            at[m.start()] = m.group(0)
+    return [at[start] for start in sorted(at)]
+
+
+def notebook_text(nb: dict) -> str:
+    """An executed notebook as JSON without its images: what :func:`absolute_paths` reads of it."""
+    def strip(obj):
+        if isinstance(obj, dict):
+            return {k: strip(v) for k, v in obj.items() if not k.startswith("image/")}
+        if isinstance(obj, list):
+            return [strip(v) for v in obj]
+        return obj
+    return json.dumps(strip(nb), ensure_ascii=False)
 
 
 def _local_target(site: Path, page: str, href: str) -> tuple[Path | None, str]:
@@ -187,6 +215,65 @@ def _local_target(site: Path, page: str, href: str) -> tuple[Path | None, str]:
     if not parts.path:
         return None, parts.fragment
     return (site / page).parent.joinpath(unquote(parts.path)).resolve(), parts.fragment
+
+
+def _inspect(browser: Browser, site: Path, report: PageReport, info: dict) -> None:
+    """Every check of one loaded page but its links (those need every page's ids)."""
+    report.images, report.links = len(info["images"]), len(info["links"])
+    report.loaded = sum(i["loaded"] for i in info["images"])
+    report.problems += [f"image does not load: {i['src']}" for i in info["images"] if not i["loaded"]]
+    report.problems += [f"image without alt text: {i['src']}" for i in info["images"] if not i["alt"]]
+    expected = expected_figures(site, report.page)
+    report.notebook = expected is not None
+    if expected is not None and report.loaded < expected:
+        report.problems.append(f"shows {report.loaded} figures; its executed notebook holds {expected}")
+    if report.notebook and report.loaded == 0:
+        report.problems.append("a notebook page without a figure")
+    report.cut_cells = len(info["cut"])
+    report.problems += [f"a table cell cut with '...': {t!r}" for t in info["cut"][:5]]
+    paths = absolute_paths((site / report.page).read_text(encoding="utf-8"))
+    report.absolute_paths = len(paths)
+    report.problems += [f"names a path of the building machine: {p}" for p in paths[:5]]
+    glyphs = sorted(set(RARE_GLYPHS.findall(info["text"])) - {"\ufe0f"})
+    report.problems += [f"shows {g!r} (U+{ord(g):04X}), which fonts without emoji draw as an empty box"
+                        for g in glyphs]
+    report.code_cells, report.code_shown = info["code"], info["codeShown"]
+    if report.code_shown:
+        report.problems.append(f"shows {report.code_shown} of {report.code_cells} code inputs as it opens "
+                               "(code is folded away by default)")
+    if report.code_cells and not report.code_shown:
+        _check_switches(browser, report)
+    report.problems += [f"requests something outside the site: {u}" for u in browser.requests
+                        if not u.startswith(("file:", "data:", "about:"))]
+    report.problems += [f"script error: {e}" for e in browser.errors]
+
+
+def _check_switches(browser: Browser, report: PageReport) -> None:
+    """The page's "show all code" switch shows every code input, and a cell's own switch shows its code."""
+    if not browser.click("label.code-all"):
+        report.problems.append("has code but no 'show all code' switch")
+    elif (shown := browser.evaluate(SHOWN_CODE_JS)) != report.code_cells:
+        report.problems.append(f"'show all code' shows {shown} of {report.code_cells} code inputs")
+    else:
+        browser.click("label.code-all")
+    if not browser.click("label.code-one"):
+        report.problems.append("has code cells without a 'show code' switch")
+    elif browser.evaluate(SHOWN_CODE_JS) != 1:
+        report.problems.append("a cell's 'show code' switch does not show its code")
+    else:
+        browser.click("label.code-one")
+
+
+def _downloads(site: Path) -> list[PageReport]:
+    """The executed notebooks the site offers for download: each must name no path of the building machine."""
+    reports = []
+    for path in sorted((site / "notebooks").glob("*.ipynb")):
+        report = PageReport(path.relative_to(site).as_posix())
+        found = absolute_paths(notebook_text(json.loads(path.read_text(encoding="utf-8"))))
+        report.absolute_paths = len(found)
+        report.problems += [f"names a path of the building machine: {p}" for p in found[:5]]
+        reports.append(report)
+    return reports
 
 
 def check_site(site: Path, chromium: str | None = None, screenshots: Path | None = None) -> list[PageReport]:
@@ -205,35 +292,39 @@ def check_site(site: Path, chromium: str | None = None, screenshots: Path | None
                 report.problems.append(f"does not load: {error}")
                 continue
             info = browser.evaluate(INSPECT_JS)
-            seen_ids[page] = set(info["ids"])
-            links[page] = info["links"]
-            report.images, report.links = len(info["images"]), len(info["links"])
-            report.loaded = sum(i["loaded"] for i in info["images"])
-            report.problems += [f"image does not load: {i['src']}" for i in info["images"] if not i["loaded"]]
-            report.problems += [f"image without alt text: {i['src']}" for i in info["images"] if not i["alt"]]
-            expected = expected_figures(site, page)
-            if expected is not None and report.loaded < expected:
-                report.problems.append(f"shows {report.loaded} figures; its executed notebook holds {expected}")
-            report.problems += [f"requests something outside the site: {u}" for u in browser.requested()
-                                if not u.startswith(("file:", "data:", "about:"))]
-            report.problems += [f"script error: {e}" for e in browser.script_errors()]
+            seen_ids[page], links[page] = set(info["ids"]), info["links"]
             if screenshots is not None and page in SCREENSHOT_PAGES:
                 browser.screenshot(screenshots / Path(page).with_suffix(".png").name, info["height"])
+            _inspect(browser, site, report, info)
     finally:
         browser.close()
     for report in reports:
-        for href in links.get(report.page, []):
-            if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", href):
-                continue                                  # https:, mailto: links leave the site by the reader's choice
-            target, fragment = _local_target(site, report.page, href)
-            if target is not None and (site not in target.parents or not target.is_file()):
-                report.problems.append(f"broken link: {href}")
-                continue
-            name = report.page if target is None else target.relative_to(site).as_posix()
-            # a browser matches a fragment as written and percent-decoded
-            if fragment and name in seen_ids and not {fragment, unquote(fragment)} & seen_ids[name]:
-                report.problems.append(f"broken anchor: {href}")
-    return reports
+        report.problems += _link_problems(site, report.page, links.get(report.page, []), seen_ids)
+    return reports + _downloads(site)
+
+
+def _link_problems(site: Path, page: str, hrefs: list[str], seen_ids: dict[str, set[str]]) -> list[str]:
+    out = []
+    for href in hrefs:
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", href):
+            continue                                  # https:, mailto: links leave the site by the reader's choice
+        target, fragment = _local_target(site, page, href)
+        if target is not None and (site not in target.parents or not target.is_file()):
+            out.append(f"broken link: {href}")
+            continue
+        name = page if target is None else target.relative_to(site).as_posix()
+        # a browser matches a fragment as written and percent-decoded
+        if fragment and name in seen_ids and not {fragment, unquote(fragment)} & seen_ids[name]:
+            out.append(f"broken anchor: {href}")
+    return out
+
+
+def totals(reports: list[PageReport]) -> dict[str, int]:
+    """What the issue counts: cut cells, absolute paths, pages showing code, notebook pages without a figure."""
+    return {"cut cells": sum(r.cut_cells for r in reports),
+            "absolute paths": sum(r.absolute_paths for r in reports),
+            "pages showing code": sum(r.code_shown > 0 for r in reports),
+            "notebook pages without a figure": sum(r.notebook and r.loaded == 0 for r in reports)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,10 +342,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     failed = [r for r in reports if r.problems]
     for r in reports:
-        print(f"{'FAIL' if r.problems else 'ok  '}  {r.page:<32} {r.loaded}/{r.images} images loaded, {r.links} links")
+        seen = f"{r.loaded}/{r.images} images loaded, {r.links} links" if r.page.endswith(".html") else "download"
+        print(f"{'FAIL' if r.problems else 'ok  '}  {r.page:<44} {seen}")
         for problem in r.problems:
             print(f"        {problem}")
-    print(f"docs-check: {len(reports)} pages of {site}, {len(failed)} with problems; screenshots in {shots}")
+    print("docs-check: " + ", ".join(f"{v} {k}" for k, v in totals(reports).items()))
+    print(f"docs-check: {len(reports)} pages and downloads of {site}, {len(failed)} with problems; "
+          f"screenshots in {shots}")
     return 1 if failed else 0
 
 

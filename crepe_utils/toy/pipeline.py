@@ -134,16 +134,17 @@ def headline(summary: dict) -> str:
     syst = {(r["hn_type"], r["split"]): r for r in summary["systematicity"]}
     for hn in sorted({h for h, _ in syst}):
         sc, uc = syst.get((hn, "SC")), syst.get((hn, "UC"))
-        if sc and uc:
+        if sc and uc and sc["r1"] is not None and uc["r1"] is not None:
             lines.append(f"{'':<15}{hn:<10}{sc['r1']:7.1f}{uc['r1']:7.1f}{uc['r1'] - sc['r1']:+8.1f}"
                          f"{sc['chance_r1']:8.1f}")
     prod = [r for r in summary["productivity"] if r.get("complexity") is not None]
     complexities = sorted({int(r["complexity"]) for r in prod})
     lines.append(f"{'productivity':<15}{'HN type':<10}" + "".join(f"{n:>6}" for n in complexities) + f"{'chance':>8}")
     for hn in sorted({r["hn_type"] for r in prod}):
-        rows = {int(r["complexity"]): r for r in prod if r["hn_type"] == hn}
+        rows = {int(r["complexity"]): r for r in prod if r["hn_type"] == hn and r["r1"] is not None}
         cells = "".join(f"{rows[n]['r1']:6.1f}" if n in rows else f"{'-':>6}" for n in complexities)
-        lines.append(f"{'':<15}{hn:<10}{cells}{next(iter(rows.values()))['chance_r1']:8.1f}")
+        lines.append(f"{'':<15}{hn:<10}{cells}{next(iter(rows.values()))['chance_r1']:8.1f}" if rows else
+                     f"{'':<15}{hn:<10}{cells}")   # a set with no scored query (n = 4 swap: none exists) shows "-"
     return "\n".join(lines)
 
 
@@ -169,8 +170,23 @@ def add_arguments(parser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+class OptionError(CrepeError, ValueError):
+    """A toy-world option with a value it cannot take (a count below 1, a negative seed)."""
+
+
+#: settings → the least value each takes
+MINIMUM = {"seed": 0, "steps": 1, "batch_size": 1, "threads": 1, "train_scenes": 1, "syst_rows_per_split": 1,
+           "prod_rows_per_complexity": 1}
+
+
 def configs(args) -> tuple[WorldConfig, TrainConfig]:
-    """The world and training configurations the command line asks for."""
+    """The world and training configurations the command line asks for (a value below its minimum named by
+    its option)."""
+    for name, least in MINIMUM.items():
+        short = next((k for k, v in SHORT_NAMES.items() if v == name), name)
+        if getattr(args, short) < least:
+            raise OptionError(f"--{short.replace('_', '-')} {getattr(args, short)} is not allowed: it must be at "
+                              f"least {least}")
     return build_configs(seed=args.seed, train_scenes=args.train_scenes, syst_rows_per_split=args.syst_rows,
                          prod_rows_per_complexity=args.prod_rows, held_out=args.held_out, steps=args.steps,
                          batch_size=args.batch_size, threads=args.threads)
@@ -189,6 +205,11 @@ def build_configs(**fields) -> tuple[WorldConfig, TrainConfig]:
     if unknown:
         raise StageError(f"the toy world has no setting {', '.join(map(repr, unknown))}; its settings: "
                          f"{', '.join(sorted(world_fields | train_fields))}")
+    for name, least in MINIMUM.items():
+        value = fields.get(name, least)
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise OptionError(f"the toy world's {name}={value!r} is not allowed: it must be an integer of at least "
+                              f"{least}")
     if isinstance(fields.get("held_out"), str):
         fields["held_out"] = tuple(c.strip() for c in fields["held_out"].split(",") if c.strip())
     if "held_out" in fields:

@@ -36,7 +36,7 @@ def _data_dir(sources: Sources):
     return data_dir
 
 
-def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings) -> Loaded:
+def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings, sets: tuple) -> Loaded:
     """The queries with their image index and the manifest's account of the files read."""
     image_dir = VISUAL_GENOME.dir(sources.image_dir)
     files = {}
@@ -49,30 +49,53 @@ def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings) -> Loaded:
     data = {"data_dir": str(data_dir), "image_dir": str(image_dir), "files_sha256": files,
             "rows_read": qs.files, "issues": dict(Counter(i.kind for i in qs.issues))}
     kept = limited(qs.queries, settings.limit, GROUPS)
-    return Loaded(kept, qs.issues, qs.files, functools.cache(lambda: ImageIndex(image_dir)), data)
+    return Loaded(kept, qs.issues, qs.files, functools.cache(lambda: ImageIndex(image_dir)), data, sets=sets)
+
+
+#: the HN type of productivity's all-negatives sets (app. B.3), built from the three types' files
+ALL_NEGATIVES = "all"
 
 
 def load_productivity(sources: Sources, selection: Selection, settings) -> Loaded:
-    """Productivity queries; with every HN type, also the all-negatives sets of app. B.3."""
+    """Productivity queries; with every HN type (or ``all`` among them), also the all-negatives sets of app. B.3.
+
+    The all-negatives sets are built from all three types' files, so ``hn_types=("all",)`` reads the three and
+    scores only those sets. A set of one HN type and complexity is declared (:attr:`Loaded.sets`) whether or not
+    any of its queries is scored; an all-negatives set where the three files share a query, or when asked for by
+    name.
+    """
     data_dir = _data_dir(sources)
-    types = [t for t in (selection.hn_types or Q.PROD_HN_TYPES) if t != "all"]
-    qs = Q.load_productivity(data_dir, types, selection.complexities or Q.COMPLEXITIES,
+    chosen = selection.hn_types or (*Q.PROD_HN_TYPES, ALL_NEGATIVES)
+    want_all = selection.all_negatives and ALL_NEGATIVES in chosen
+    types = [t for t in chosen if t != ALL_NEGATIVES]
+    complexities = selection.complexities or Q.COMPLEXITIES
+    qs = Q.load_productivity(data_dir, Q.PROD_HN_TYPES if want_all else types, complexities,
                              on_bad_row=settings.on_bad_row)
-    want_all = selection.all_negatives and (selection.hn_types is None or "all" in selection.hn_types)
-    if want_all and set(types) == set(Q.PROD_HN_TYPES):
+    sets = [("productivity", "", t, "", n) for t in types for n in complexities]
+    if want_all:
         combined = Q.all_negatives_sets(qs)
-        qs.queries.extend(combined.queries)
-        qs.issues.extend(i for i in combined.issues if i.kind != "not in all HN types")
+        qs = Q.QuerySet([q for q in qs.queries if q.hn_type in types] + combined.queries,
+                        [i for i in qs.issues if i.hn_type in types]
+                        + [i for i in combined.issues if i.kind != "not in all HN types"], qs.files)
         qs.files["all-negatives sets"] = len(combined)
-    return _loaded(qs, sources, data_dir, settings)
+        formed = {q.complexity for q in combined.queries}
+        if not formed and not types:
+            raise DataError(f"crepe-productivity: no all-negatives set (hn_types 'all') can be formed from {data_dir}: "
+                            "no query (image, box and caption) of the selected complexities is in all three HN "
+                            "types' files (app. B.3); select atom, swap or negate instead")
+        sets += [("productivity", "", ALL_NEGATIVES, "", n) for n in complexities
+                 if n in formed or selection.hn_types]
+    return _loaded(qs, sources, data_dir, settings, tuple(sets))
 
 
 def load_systematicity(sources: Sources, selection: Selection, settings) -> Loaded:
     """Systematicity queries of one training set's split (SC and UC)."""
     data_dir = _data_dir(sources)
-    qs = Q.load_systematicity(data_dir, selection.train_data, selection.hn_types or Q.SYST_HN_TYPES,
+    types = selection.hn_types or Q.SYST_HN_TYPES
+    qs = Q.load_systematicity(data_dir, selection.train_data, types,
                               on_bad_row=settings.on_bad_row, empty_negatives=settings.empty_negatives)
-    return _loaded(qs, sources, data_dir, settings)
+    sets = tuple(("systematicity", selection.train_data, t, split, None) for split in Q.SYST_SPLITS for t in types)
+    return _loaded(qs, sources, data_dir, settings, sets)
 
 
 def systematicity_for_model(selection: Selection, spec) -> Selection:
@@ -83,6 +106,12 @@ def systematicity_for_model(selection: Selection, spec) -> Selection:
         raise SelectionError(f"{spec.key}: say which systematicity split to use (train_data=cc12m, yfcc or laion; "
                              "--train-data); it must be the model's training set for SC/UC to mean anything")
     return selection.replace(train_data=roster.train_data(spec.key))
+
+
+def _productivity_agrees(selection: Selection) -> str | None:
+    if ALL_NEGATIVES in (selection.hn_types or ()) and not selection.all_negatives:
+        return "hn_types 'all' asks for the all-negatives sets, which all_negatives=False turns off; drop one of the two"
+    return None
 
 
 #: what a CREPE results row is one of: the protocol, the systematicity split's training set, the HN type,
@@ -106,10 +135,11 @@ PRODUCTIVITY = Benchmark(
     citation=f"{CITATION}, §3.3, §4.2, Fig. 5, app. B", licence=LICENCE, datasets=(CREPE_CSVS, VISUAL_GENOME),
     rule=RETRIEVAL, chance="1 / candidates per query: 1/6 per HN type, 1/16 for the all-negatives sets", groups=GROUPS,
     options=(Option("hn_types", f"{HN_TYPES_HELP} (all: the all-negatives sets of app. B.3)",
-                    (*Q.PROD_HN_TYPES, "all"), many=True),
+                    (*Q.PROD_HN_TYPES, ALL_NEGATIVES), many=True),
              Option("complexities", "complexity n", Q.COMPLEXITIES, type=int, many=True),
              Option("all_negatives", "the 16-candidate all-negatives sets of app. B.3", type=bool, default=True)),
-    load=load_productivity, folder=lambda s: "productivity", roster=roster.PRODUCTIVITY_MODELS,
+    load=load_productivity, agree=_productivity_agrees, folder=lambda s: "productivity",
+    roster=roster.PRODUCTIVITY_MODELS,
     honours=frozenset({"limit", "on_bad_row"}), notebooks=("01_benchmark_totals", "03_productivity",
                                                            "04_imagenet_correlation"))
 

@@ -189,8 +189,8 @@ def r2_table(source: str = "open_clip_docs", n_boot: int = 10_000, evaluated: pd
         out.loc[len(out)] = {"set": f"HN-Swap n={n}", "r2_paper": claims[f"r2_swap_{n}"], "n_models": 0}
     out["imagenet_source"] = source
     out["reproduced"] = out["r2"].round(2) == out["r2_paper"]
-    cols = ["set", "imagenet_source", "n_models", "r2_paper", "r2", "r2_ci_low", "r2_ci_high", "r2_loo_min",
-            "r2_loo_max", "reproduced"]
+    cols = ["set", "imagenet_source", "n_models", "r2_paper", "r2", "r2_ci_low", "r2_ci_high", "r2_fisher_low",
+            "r2_fisher_high", "r2_loo_min", "r2_loo_max", "reproduced"]
     return out[cols]
 
 

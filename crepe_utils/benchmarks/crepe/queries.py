@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import DataError
+from ...paths import not_a_folder
 from ...textfile import read_text
 
 PROD_HN_TYPES = ("atom", "swap", "negate")
@@ -159,7 +160,7 @@ def find_file(data_dir: str | os.PathLike, name: str, prefer_parent: str | None 
     root = Path(data_dir)
     if not root.is_dir():
         raise DataError(
-            f"data folder {root} does not exist. Download CREPE's hard negatives with `make data` "
+            f"data folder {root} {not_a_folder(root)}. Download CREPE's hard negatives with `make data` "
             f"(or `python -m crepe_utils download crepe --dest DIR`) and pass that folder."
         )
     hits = [p for p in _index(root).get(name, []) if "__MACOSX" not in p.parts]
@@ -188,13 +189,19 @@ def _index(root: Path) -> dict[str, list[Path]]:
     if cached and cached[0] == mtime:
         return cached[1]
     index: dict[str, list[Path]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=_unlistable):
         dirnames[:] = sorted(d for d in dirnames if d != "__MACOSX" and not d.startswith("."))
         for f in filenames:
             if f.endswith(".csv"):
                 index.setdefault(f, []).append(Path(dirpath) / f)
     _INDEX_CACHE[root] = (mtime, index)
     return index
+
+
+def _unlistable(exc: OSError) -> None:
+    """A folder below the data folder that cannot be listed: its CSVs would look missing."""
+    raise DataError(f"cannot list the folder {exc.filename} ({exc.strerror}): the CREPE files in it cannot be "
+                    "found. Make it readable, or pass another --data-dir.")
 
 
 # ------------------------------------------------------------------------------- row parsing
@@ -256,6 +263,9 @@ def _parse_box(row: dict) -> tuple[float, float, float, float]:
     x, y, w, h = box
     if w <= 0 or h <= 0:
         raise _BadRow(f"box has zero or negative area (width={w:g}, height={h:g})")
+    if not (math.isfinite(x + w) and math.isfinite(y + h)):
+        raise _BadRow(f"box (x={x:g}, y={y:g}, width={w:g}, height={h:g}) ends beyond the largest number: its "
+                      "corner overflows")
     # The official crop hands these floats to PIL, which rounds each corner to an integer: a box
     # narrower than a pixel can round to an empty crop, which no model can encode.
     if round(x + w) - round(x) <= 0 or round(y + h) - round(y) <= 0:

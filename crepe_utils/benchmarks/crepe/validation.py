@@ -108,7 +108,7 @@ def validate(data_dir: str | os.PathLike, image_dir: str | os.PathLike | None = 
     """
     report = ValidationReport(str(data_dir), str(image_dir) if image_dir else None, pd.DataFrame())
     if not Path(data_dir).is_dir():
-        report.errors.append(f"data folder {data_dir} does not exist (run `make data` or pass --data-dir)")
+        report.errors.append(f"data folder {data_dir} {paths.not_a_folder(data_dir)} (run `make data` or pass --data-dir)")
         return report
     found = _Found()
     _read_productivity(data_dir, report, found)
@@ -350,7 +350,7 @@ def run(args) -> int:
         raise D.DataError(f"no CREPE data found at {CREPE_CSVS.dir()}: "
                           "run `make data` or pass --data-dir")
     if not Path(data_dir).is_dir():
-        raise D.DataError(f"data folder {data_dir} does not exist (run `make data` or pass --data-dir)")
+        raise D.DataError(f"data folder {data_dir} {paths.not_a_folder(data_dir)} (run `make data` or pass --data-dir)")
     report = validate(data_dir, args.image_dir, token_lengths=not args.no_tokens, progress=True)
     print(report.to_text())
     return 0 if report.ok else 1

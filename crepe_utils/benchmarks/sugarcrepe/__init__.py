@@ -27,13 +27,14 @@ GROUPS = ("subset",)
 
 
 def load(sources: Sources, selection: Selection, settings) -> Loaded:
-    pairs = load_pairs(sources.data_dir, selection.subsets or SUBSETS)
+    chosen = [s for s in SUBSETS if s in (selection.subsets or SUBSETS)]     # the paper's order
+    pairs = load_pairs(sources.data_dir, chosen)
     root = SUGARCREPE_JSONS.dir(sources.data_dir)
     data = {"data_dir": str(root), "image_dir": str(COCO.dir(sources.image_dir)),
             "files_sha256": {name: sha256_file(root / name) for name in sorted(pairs.files)},
             "rows_read": dict(pairs.files), "issues": dict(pairs.issue_counts())}
     return Loaded(limited(pairs.pairs, settings.limit, GROUPS), [], dict(pairs.files),
-                  functools.cache(lambda: CocoImages(sources.image_dir)), data)
+                  functools.cache(lambda: CocoImages(sources.image_dir)), data, sets=tuple((s,) for s in chosen))
 
 
 SUGARCREPE = Benchmark(

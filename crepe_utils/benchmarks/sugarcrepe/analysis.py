@@ -5,6 +5,8 @@
 ``correlation_table``   per subset: the Pearson r recomputed beside the printed one
 ``released_subsets``    the released JSONs: pairs per subset and one example each (None without them)
 ``evaluated_table``     evaluated SugarCrepe results beside the published R@1, with ties and intervals
+``published_long``      the results table one value a row, with N, k and the exact 95% interval
+``*_sentence``, ``summary``  notebook 08's prose, rendered from these tables
 
 The figures are in :mod:`crepe_utils.benchmarks.sugarcrepe.figures`; the claims that check these numbers
 in :mod:`crepe_utils.benchmarks.sugarcrepe.claims`.
@@ -19,6 +21,7 @@ from . import reported
 from ...models.imagenet import top1 as imagenet_top1
 from ...errors import DataError, error_line
 from ...results import store
+from ...analysis import prose, uncertainty
 from . import SUBSETS, load_pairs
 from .datasets import SUGARCREPE_JSONS
 
@@ -94,15 +97,16 @@ def released_subsets(data_dir=None) -> tuple[pd.DataFrame | None, str]:
     how = "`make data-sugarcrepe` (or `make data-text`) fetches them, 1.7 MB"
     if len(present) < len(SUBSETS):
         what = "No SugarCrepe JSONs" if not present else f"Only {len(present)} of {len(SUBSETS)} SugarCrepe JSONs"
-        return None, f"**{what} in** `{root}`: {how}. The sections below use published numbers only."
+        return None, (f"**{what} in** `{paths.shown(root)}`: {how}. Missing here: the released pairs and the count "
+                  "check. The sections below use published numbers only.")
     try:
         pairs = load_pairs(root).by_subset()
     except DataError as exc:
-        return None, f"**SugarCrepe's JSONs in** `{root}` **cannot be read** ({error_line(exc)}); {how}."
+        return None, f"**SugarCrepe's JSONs in** `{paths.shown(root)}` **cannot be read** ({error_line(exc)}); {how}."
     rows = [{"subset": s, "pairs": len(pairs[s]), "image": pairs[s][0].image_id,
              "positive": pairs[s][0].positive, "negative": pairs[s][0].negative} for s in SUBSET_ORDER]
     total = sum(r["pairs"] for r in rows)
-    return pd.DataFrame(rows), f"SugarCrepe's JSONs from `{root}`: {total:,} pairs in {len(rows)} subsets."
+    return pd.DataFrame(rows), f"SugarCrepe's JSONs from `{paths.shown(root)}`: {total:,} pairs in {len(rows)} subsets."
 
 
 def evaluated_table(results, published: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -130,3 +134,152 @@ def no_results_sentence(results_dir) -> str:
     return (f"_No evaluated SugarCrepe results in_ `{results_dir}`. To get them: "
             + HOW_TO_EVALUATE.format(results_dir=results_dir)
             + "; this notebook then shows them beside the published numbers.")
+
+
+# ------------------------------------------------------------------ intervals and sentences (notebook 08)
+
+def published_counts() -> dict[str, int]:
+    """Pairs per subset that the published table was computed on: the pinned release, or the earlier file where
+    the release later lost a pair (the granularity check establishes which)."""
+    pinned = reported.released_counts()
+    return {s: int(pinned.get(f"pairs_before_546eb51:{s}", pinned[f"pairs:{s}"])) for s in SUBSET_ORDER}
+
+
+def published_long(published: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (row of the table, subset): R@1, N, k and its exact 95% interval (none for the human row, printed
+    in whole percents from another count)."""
+    published = published if published is not None else reported.results()
+    counts = published_counts()
+    out = published[["group", "model", "subset", "r1", "decimals", "imagenet_model"]].copy()
+    out["row"] = [row_label(g, m) for g, m in zip(out["group"], out["model"])]
+    out["N"] = [np.nan if m == "human" else counts[s] for m, s in zip(out["model"], out["subset"])]
+    return uncertainty.with_intervals(out)
+
+
+def correlation_inputs_with_intervals(long: pd.DataFrame | None = None) -> pd.DataFrame:
+    """:func:`correlation_inputs` with each R@1's N and exact 95% interval (from :func:`published_long`)."""
+    long = long if long is not None else published_long()
+    keep = long[["model", "subset", "N", "r1_ci_low", "r1_ci_high"]]
+    return correlation_inputs().merge(keep, on=["model", "subset"], how="left")
+
+
+def table_sentence(long: pd.DataFrame) -> str:
+    """What the results table shows, with the spans it rests on and their intervals."""
+    def rows(group):
+        return long[long["group"] == group]
+    vera, grammar = long[long["model"] == "vera"], long[long["model"] == "grammar"]
+    human = rows("Human")
+    clip = long[long["imagenet_model"].astype(str).str.len() > 0]
+    obj = clip[clip["subset"] == "replace_obj"]
+    hard = clip[clip["subset"].isin(["replace_rel", "swap_obj", "swap_att"])]
+    small = clip[clip["model"] == clip.loc[clip["r1"].idxmin(), "model"]]
+    at_chance = (small["r1_ci_low"] <= 50) & (50 <= small["r1_ci_high"])
+    return (f"The two text-only rows sit at chance: Vera {prose.span(vera['r1'], sep='–')}, the grammar model "
+            f"{prose.span(grammar['r1'], sep='–')}; that is what the adversarial refinement was built to achieve, and "
+            "it is guaranteed for these two scorers only. Humans score "
+            f"{prose.span(human['r1'], 0, sep='–')}. Among the {clip['model'].nunique()} CLIP models, REPLACE-obj "
+            f"reaches {prose.num(obj['r1'].max())} ({obj.loc[obj['r1'].idxmax(), 'row']}), while REPLACE-rel and "
+            f"both SWAP subsets stay between {prose.num(hard['r1'].min())} and {prose.num(hard['r1'].max())} for each "
+            f"model. {small['row'].iloc[0]}'s exact interval includes chance on {prose.count(at_chance.sum())} of "
+            f"{prose.count(len(small))} subsets (R@1 {prose.span(small['r1'], sep='–')}). With {min(published_counts().values())} to "
+            f"{prose.count(max(published_counts().values()))} pairs per subset, a published R@1 near 75 carries an "
+            f"exact 95% interval of about ±{_half_width(75, max(published_counts().values()))} to "
+            f"±{_half_width(75, min(published_counts().values()))} points.")
+
+
+def _half_width(r1: float, n: int) -> str:
+    low, high = uncertainty.clopper_pearson(uncertainty.k_of(r1, n), n)
+    return prose.num((high - low) / 2, 1)
+
+
+def correlation_sentence(table: pd.DataFrame, inputs: pd.DataFrame, min_imagenet: float = 50.0) -> str:
+    """Which printed r are reproduced, which two models carry them, and what r is without them."""
+    step = [10.0 ** -(len(p.split(".")[1]) if "." in p else 0) for p in table["paper_r"]]
+    exact = (table["difference"].abs() <= [s / 2 + 1e-9 for s in step])
+    off = table[~exact]
+    low = inputs[inputs["imagenet_top1"] < min_imagenet].drop_duplicates("model")
+    col = f"pearson_r_imagenet_{min_imagenet:g}plus"
+    n_high = int(table[f"n_imagenet_{min_imagenet:g}plus"].iloc[0])
+    by = table.set_index("subset")[col]
+    return (f"{prose.how_many(exact, 'printed value')[0].upper()}{prose.how_many(exact, 'printed value')[1:]} are "
+            "reproduced to their printed precision"
+            + (f"; {prose.listing(SUBSET_LABELS[s] for s in off['subset'])} come out "
+               + prose.listing(f"{prose.num(r.pearson_r)}" for r in off.itertuples())
+               + " for the printed " + prose.listing(off["paper_r"]) + ", one printed step away, which other "
+               "ImageNet accuracies than open_clip's could explain" if len(off) else "")
+            + f". The figure adds what a single r hides: {prose.count(len(low))} of the "
+            f"{inputs['model'].nunique()} points, {prose.listing(f'{r.group} {r.model}' for r in low.itertuples())} "
+            f"(ImageNet top-1 {prose.listing(f'{prose.num(v, 1)}%' for v in low['imagenet_top1'])}), sit far left of "
+            f"the other {n_high}, and they carry much of each correlation: over the {n_high} alone r is "
+            + prose.listing(f"{prose.num(v)} on {SUBSET_LABELS[s]}" for s, v in by.items())
+            + f", against the paper's {prose.span(table['paper_r'].astype(float), sep='–')} over all of them.")
+
+
+def matched_pairs(inputs: pd.DataFrame, subsets=("add_obj", "add_att"), within: float = 3.0) -> pd.DataFrame:
+    """Each OpenAI checkpoint beside the LAION checkpoint nearest in ImageNet top-1 (if within ``within`` points),
+    on ``subsets``: the gap in R@1 and the interval a gap of two independent proportions would have."""
+    counts = published_counts()
+    rows = []
+    for subset in subsets:
+        d = inputs[inputs["subset"] == subset]
+        laion = d[d["group"] == "LAION"]
+        for r in d[d["group"] == "OpenAI"].itertuples():
+            near = laion.iloc[(laion["imagenet_top1"] - r.imagenet_top1).abs().argsort()[:1]]
+            if near.empty or abs(near["imagenet_top1"].iloc[0] - r.imagenet_top1) > within:
+                continue
+            n = counts[subset]
+            low, high = uncertainty.newcombe_difference(uncertainty.k_of(r.r1, n), n,
+                                                        uncertainty.k_of(near["r1"].iloc[0], n), n)
+            rows.append({"subset": subset, "openai": r.model, "laion": near["model"].iloc[0],
+                         "gap": near["r1"].iloc[0] - r.r1, "gap_ci_low": low, "gap_ci_high": high})
+    return pd.DataFrame(rows)
+
+
+def training_data_sentence(pairs: pd.DataFrame) -> str:
+    if pairs.empty:
+        return ""
+    beyond = pairs["gap_ci_low"] > 0
+    return (f"Training data matter at the top: on the ADD subsets, each OpenAI checkpoint beside the LAION checkpoint "
+            f"nearest in ImageNet accuracy (within 3 points; {prose.count(len(pairs))} pairs) scores "
+            f"{prose.span(pairs['gap'].abs())} points {'lower' if (pairs['gap'] > 0).all() else 'apart'}, "
+            f"and {prose.how_many(beyond, 'gap')} exceed the 95% interval of a difference of two independent "
+            "proportions (for two models scored on the same pairs, whose errors correlate positively, that interval "
+            "is usually the wider one).")
+
+
+def evaluated_sentence(evaluated: pd.DataFrame) -> str:
+    if evaluated.empty:
+        return ""
+    width = (evaluated["r1_ci_high"] - evaluated["r1_ci_low"]) / 2
+    within = (evaluated["difference"].abs() <= width) | evaluated["difference"].isna()
+    return (f"The evaluated intervals are ±{prose.span(width, 1)} points; {prose.how_many(within, 'subset')} lie "
+            "within their interval of the published R@1 (or have none to compare with).")
+
+
+def _within_words(table: pd.DataFrame) -> str:
+    steps = np.array([10.0 ** -(len(p.split(".")[1]) if "." in p else 0) for p in table["paper_r"]])
+    off = table["difference"].abs().to_numpy()
+    return ("to their printed precision" if (off <= steps / 2 + 1e-9).all() else
+            "within one printed step" if (off <= 1.5 * steps + 1e-9).all() else "only in part (see the checks)")
+
+
+def summary(check_rows: list, table: pd.DataFrame) -> str:
+    """The closing paragraph: the granularity checks' verdicts (the rows of ``check_rows`` that test k/N), the
+    correlations, what is not established here."""
+    granularity_rows = [c for c in check_rows if " are k/N for " in c.claim]
+    ok = [c for c in granularity_rows if c.status == "pass"]
+    other = [c for c in granularity_rows if c.status != "pass"]
+    subsets = prose.listing(c.claim.split(" on ")[1].split(" are ")[0] for c in other)
+    col = [c for c in table.columns if c.startswith("pearson_r_imagenet_")][0]
+    return ("**What this shows.** The results table agrees with the released data: on "
+            f"{prose.count(len(ok))} of {prose.count(len(granularity_rows))} subsets each R@1 printed to two decimals "
+            "is a whole number of correct pairs out of that subset's released size"
+            + (f"; {subsets} matches a file one pair larger than the one released today, so its column was "
+               "computed before a pair was removed from the release" if other else "")
+            + f". The ImageNet correlations are reproduced {_within_words(table)}, but they rest on "
+            f"{prose.count(int(table['n_models'].iloc[0] - table[col.replace('pearson_r', 'n')].iloc[0]))} "
+            f"low-ImageNet DataComp models; without them r is {prose.span(table[col], sep='–')}. Two things this notebook does "
+            "not establish. Whether the shortcuts are gone: the refinement guarantees chance only for the two "
+            "scorers it was run against, so notebook 07 (*Without looking*) scores the same JSONs with other "
+            "text-only scorers. And whether the published CLIP numbers reproduce: that needs a model evaluated on "
+            "COCO val2017's images, shown above when one has been.")

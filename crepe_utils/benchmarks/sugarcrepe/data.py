@@ -33,9 +33,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ... import paths
 from ...errors import DataError
 from ...imagesets.coco import COCO_FILE_NAME
-from ...textfile import read_text
+from ...textfile import not_utf8, read_text
 from .datasets import SUGARCREPE_JSONS
 
 #: the released subsets, in the order the loader returns them (file ``<subset>.json`` each)
@@ -123,7 +124,7 @@ def _read_json(path: Path) -> dict:
     try:
         data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}). "
+        raise DataError(f"{path}: not valid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno}, column {exc.colno}). "
                         f"{_HOW_TO_GET} to fetch the released file.") from None
     except DataError as exc:
         raise DataError(f"{path}: {exc} (JSON keeps only the last). {_HOW_TO_GET}.") from None
@@ -140,6 +141,8 @@ def _text(item: dict, name: str) -> str:
         raise _BadItem(f"{name!r} is a {type(value).__name__} ({shown}); expected text")
     if not value.strip():
         raise _BadItem(f"{name!r} is empty")
+    if not_utf8(value):
+        raise _BadItem(f"{name!r} {not_utf8(value)}")
     return value
 
 
@@ -194,7 +197,7 @@ def load_pairs(data_dir: str | os.PathLike | None = None, subsets=SUBSETS) -> Pa
     root = SUGARCREPE_JSONS.dir(data_dir)
     absent = [f"{s}.json" for s in chosen if not (root / f"{s}.json").is_file()]
     if absent:
-        where = "does not exist" if not root.is_dir() else f"lacks {', '.join(absent)}"
+        where = paths.not_a_folder(root) if not root.is_dir() else f"lacks {', '.join(absent)}"
         raise DataError(f"SugarCrepe folder {root} {where}. {_HOW_TO_GET}, or point SUGARCREPE_DATA at the "
                         "folder holding the seven JSONs.")
     out, bad = PairSet(), []

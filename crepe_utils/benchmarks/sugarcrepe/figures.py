@@ -10,7 +10,8 @@ import seaborn as sns
 from .analysis import SUBSET_LABELS, SUBSET_ORDER
 
 #: One colour per group of the results table.
-GROUP_COLORS = {"OpenAI": "#8172B2", "LAION": "#C44E52", "DataComp": "#4C72B0", "Text-only": "#937860",
+#: (DataComp amber, not a second blue beside OpenAI's purple: the two read as one colour at a glance)
+GROUP_COLORS = {"OpenAI": "#8172B2", "LAION": "#C44E52", "DataComp": "#E69F00", "Text-only": "#937860",
                 "Human": "#55A868"}
 
 
@@ -29,7 +30,8 @@ def published_heatmap(matrix: pd.DataFrame):
             ax.axhline(i, color="white", lw=2.5)
     for label, group in zip(ax.get_yticklabels(), groups):
         label.set_color(GROUP_COLORS.get(group, "black"))
-    ax.set_title("SugarCrepe's results table, as published: Recall@1 of 17 CLIP models, two text-only models "
+    n_clip = int((~matrix["group"].isin(["Human", "Text-only"])).sum())
+    ax.set_title(f"SugarCrepe's results table, as published: Recall@1 of {n_clip} CLIP models, two text-only models "
                  "and humans", fontsize=10)
     return fig
 
@@ -43,8 +45,11 @@ def correlation_figure(inputs: pd.DataFrame, table: pd.DataFrame, min_imagenet: 
     for ax, subset in zip(axes.flat, SUBSET_ORDER):
         d = inputs[(inputs["subset"] == subset) & inputs["imagenet_top1"].notna()]
         for group, g in d.groupby("group", sort=False):
-            ax.scatter(g["imagenet_top1"], g["r1"], s=30, color=GROUP_COLORS.get(group, "black"), label=group,
-                       edgecolor="white", zorder=3)
+            color = GROUP_COLORS.get(group, "black")
+            if "r1_ci_low" in g:
+                ax.errorbar(g["imagenet_top1"], g["r1"], yerr=[g["r1"] - g["r1_ci_low"], g["r1_ci_high"] - g["r1"]],
+                            fmt="none", ecolor=color, elinewidth=0.8, alpha=0.7, zorder=2)
+            ax.scatter(g["imagenet_top1"], g["r1"], s=30, color=color, label=group, edgecolor="white", zorder=3)
         if len(d) > 2:
             slope, intercept = np.polyfit(d["imagenet_top1"], d["r1"], 1)
             xs = np.linspace(d["imagenet_top1"].min(), d["imagenet_top1"].max(), 20)
@@ -61,8 +66,8 @@ def correlation_figure(inputs: pd.DataFrame, table: pd.DataFrame, min_imagenet: 
     handles, labels = axes.flat[0].get_legend_handles_labels()
     axes.flat[-1].axis("off")
     axes.flat[-1].legend(handles, labels, loc="center", title="training data")
-    fig.suptitle("SugarCrepe Recall@1 against ImageNet zero-shot accuracy (17 CLIP models; Pearson r recomputed "
-                 "beside the printed one)", fontweight="bold")
+    fig.suptitle(f"SugarCrepe Recall@1 against ImageNet zero-shot accuracy ({inputs['model'].nunique()} CLIP models; "
+                 "Pearson r recomputed beside the printed one; bars: exact 95% intervals)", fontweight="bold")
     fig.tight_layout()
     return fig
 

@@ -45,7 +45,8 @@ def load(sources: Sources, selection: Selection, settings) -> Loaded:
                                                     for k, v in IMAGE_SETS.items()}))
     else:
         images = functools.cache(lambda: Composite(IMAGE_SETS))
-    return Loaded(limited(items.items, settings.limit, GROUPS), [], dict(items.files), images, data)
+    return Loaded(limited(items.items, settings.limit, GROUPS), [], dict(items.files), images, data,
+                  sets=tuple((p,) for p in PIECE_NAMES if p in (selection.pieces or PIECE_NAMES)))
 
 
 VALSE = Benchmark(

@@ -20,10 +20,14 @@ Importing this package does not import torch or open_clip.
 """
 from __future__ import annotations
 
+import os
+
 from ...protocol.benchmark import Benchmark, Option
+from .data import LAYOUTS
 from .datasets import WINOGROUND_FILES
 from .queries import load
 from .rule import WINOGROUND_RULE
+from .statistics import GROUPINGS
 
 WINOGROUND = Benchmark(
     name="winoground", title="Winoground (two images, two captions, the same words)",
@@ -33,12 +37,11 @@ WINOGROUND = Benchmark(
     datasets=(WINOGROUND_FILES,), rule=WINOGROUND_RULE,
     chance="enumerated over the 24 orders of four distinct scores: text 25, image 25, group 16.67",
     groups=(),                                   # its rule writes its own rows: subset × metric
-    options=(Option("layout", "which copy when the folder holds several (default: detect)",
-                    ("folder", "zip", "parquet")),
+    options=(Option("layout", "which copy when the folder holds several (default: detect)", LAYOUTS),
              Option("why_hard", "why_hard_tags.tsv for the why-hard breakdown: a path, 'none', or 'auto' (next "
-                                "to the data when present)", default="auto"),
-             Option("grouping", "how the 4 groups of the appendix-A interval are formed (id order)",
-                    ("contiguous", "interleaved"), default="contiguous")),
+                                "to the data when present)", type=(str, os.PathLike), default="auto"),
+             Option("grouping", "how the 4 groups of the appendix-A interval are formed (id order)", GROUPINGS,
+                    default="contiguous")),
     load=load, folder=lambda s: "winoground", notebooks=("05_winoground",))
 
 #: the paper's short name (captions, ``make check``)

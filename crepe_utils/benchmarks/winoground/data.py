@@ -38,7 +38,8 @@ import pandas as pd
 from PIL import Image
 
 from ...errors import DataError
-from ...textfile import read_text
+from ...paths import not_a_folder
+from ...textfile import not_utf8, read_text
 from ...download.extraction import MARKER_NAME
 
 LAYOUTS = ("folder", "zip", "parquet")
@@ -71,20 +72,27 @@ class Example:
 
 # ------------------------------------------------------------------------------ image sources
 
-class FolderImages:
-    """Images as files in a folder."""
+def _absent(where: str) -> DataError:
+    return DataError(f"{where}: missing. Re-download the images.")
 
-    def __init__(self, paths: list[tuple[Path, Path]], root: Path):
-        self.paths, self.root = paths, root
+
+class FolderImages:
+    """Images as files in a folder (``None`` for one that is missing: only with ``missing_ok``)."""
+
+    def __init__(self, paths: list[tuple[Path | None, Path | None]], root: Path, names: list[tuple[str, str]]):
+        self.paths, self.root, self.names = paths, root, names
 
     def read(self, index: int, k: int) -> bytes:
+        if self.paths[index][k] is None:
+            raise _absent(self.where(index, k))
         try:
             return self.paths[index][k].read_bytes()
         except OSError as exc:
             raise DataError(f"{self.where(index, k)}: cannot be read ({exc}). Re-download the images.") from None
 
     def where(self, index: int, k: int) -> str:
-        return str(self.paths[index][k].relative_to(self.root))
+        path = self.paths[index][k]
+        return str(path.relative_to(self.root)) if path is not None else f"{self.names[index][k]} (missing)"
 
     def locator(self, index: int, k: int) -> str:
         """What the engine opens (:func:`crepe_utils.engine.images.open_rgb`)."""
@@ -94,10 +102,12 @@ class FolderImages:
 class ZipImages:
     """Images as members of a zip archive, read one at a time."""
 
-    def __init__(self, archive: Path, members: list[tuple[str, str]]):
-        self.archive, self.members = archive, members
+    def __init__(self, archive: Path, members: list[tuple[str | None, str | None]], names: list[tuple[str, str]]):
+        self.archive, self.members, self.names = archive, members, names
 
     def read(self, index: int, k: int) -> bytes:
+        if self.members[index][k] is None:
+            raise _absent(self.where(index, k))
         try:
             with zipfile.ZipFile(self.archive) as zf:
                 return zf.read(self.members[index][k])
@@ -106,7 +116,8 @@ class ZipImages:
                             "Re-download images.zip.") from None
 
     def where(self, index: int, k: int) -> str:
-        return f"{self.archive.name}:{self.members[index][k]}"
+        member = self.members[index][k]
+        return f"{self.archive.name}:{member if member is not None else self.names[index][k] + ' (missing)'}"
 
     def locator(self, index: int, k: int) -> tuple:
         return ("zip", str(self.archive), self.members[index][k])
@@ -193,6 +204,8 @@ def _str_field(rec: dict, name: str, allow_empty: bool) -> str:
         raise BadRow(f"field {name!r} is {value!r}; expected a string")
     if not allow_empty and not value.strip():
         raise BadRow(f"field {name!r} is empty")
+    if not_utf8(value):
+        raise BadRow(f"field {name!r} {not_utf8(value)}")
     return value
 
 
@@ -249,7 +262,7 @@ def read_examples_jsonl(path: str | os.PathLike) -> tuple[list[Example], list[tu
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise BadRow(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+                raise BadRow(f"not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from None
             if not isinstance(rec, dict):
                 raise BadRow(f"holds a JSON {type(rec).__name__}; expected an object")
             ex = parse_example(rec, where)
@@ -325,7 +338,7 @@ def detect_layout(data_dir: str | os.PathLike, layout: str | None = None) -> tup
     expected = ("one of: examples.jsonl + images/ (folder), examples.jsonl + images.zip (zip), or the hub's "
                 "test-*.parquet files (parquet), in the folder or its data/ sub-folder")
     if not root.is_dir():
-        raise DataError(f"Winoground folder {root} does not exist. {_HOW_TO_GET}")
+        raise DataError(f"Winoground folder {root} {not_a_folder(root)}. {_HOW_TO_GET}")
     found = [p for p in (_pieces(root), _pieces(root / "data")) if p is not None]
     if not found:
         text_only = (root / EXAMPLES_TEXT).is_file()
@@ -363,10 +376,12 @@ def detect_layout(data_dir: str | os.PathLike, layout: str | None = None) -> tup
 
 # ------------------------------------------------------------------------------ loading
 
-def load_dataset(data_dir: str | os.PathLike, layout: str | None = None) -> WinogroundData:
+def load_dataset(data_dir: str | os.PathLike, layout: str | None = None, missing_ok: bool = False) -> WinogroundData:
     """Winoground from a local copy in any published layout (see the module docstring).
 
-    Checks that every example has both images (by name; they are decoded later, when encoded).
+    Checks that every example has both images (by name; they are decoded later, when encoded): a missing
+    one is a :class:`DataError` listing them, or, with ``missing_ok`` (``--skip-missing-images``), kept as an
+    image whose bytes cannot be read (its example is then skipped and counted, as for an unreadable image).
     """
     name, files = detect_layout(data_dir, layout)
     if name == "parquet":
@@ -377,8 +392,8 @@ def load_dataset(data_dir: str | os.PathLike, layout: str | None = None) -> Wino
         # any depth: `unzip images.zip -d images` leaves images/images/ex_*.png
         index = _unique_index(((os.path.splitext(p.name)[0], p) for p in sorted(image_place.rglob("*"))
                                if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES), str(image_place))
-        paths = _lookup(index, examples, stems, str(image_place))
-        return WinogroundData(examples, FolderImages(paths, jsonl.parent), "folder", jsonl.parent,
+        paths = _lookup(index, examples, stems, str(image_place), missing_ok)
+        return WinogroundData(examples, FolderImages(paths, jsonl.parent, stems), "folder", jsonl.parent,
                               [jsonl, image_place])
     try:
         with zipfile.ZipFile(image_place) as zf:
@@ -387,7 +402,8 @@ def load_dataset(data_dir: str | os.PathLike, layout: str | None = None) -> Wino
     except (OSError, zipfile.BadZipFile) as exc:
         raise DataError(f"{image_place}: not a readable zip archive ({exc}). Re-download images.zip.") from None
     index = _unique_index(((os.path.splitext(os.path.basename(m))[0], m) for m in members), str(image_place))
-    return WinogroundData(examples, ZipImages(image_place, _lookup(index, examples, stems, str(image_place))),
+    members = _lookup(index, examples, stems, str(image_place), missing_ok)
+    return WinogroundData(examples, ZipImages(image_place, members, stems),
                           "zip", jsonl.parent, [jsonl, image_place])
 
 
@@ -404,17 +420,19 @@ def _unique_index(items, where: str) -> dict:
     return index
 
 
-def _lookup(index: dict, examples: list[Example], stems: list[tuple[str, str]], where: str) -> list[tuple]:
+def _lookup(index: dict, examples: list[Example], stems: list[tuple[str, str]], where: str,
+            missing_ok: bool = False) -> list[tuple]:
     out, missing = [], []
     for ex, pair in zip(examples, stems):
         for stem in pair:
             if stem not in index:
                 missing.append(f"{stem} (example {ex.id}, {ex.source})")
         out.append(tuple(index.get(stem) for stem in pair))
-    if missing:
+    if missing and not missing_ok:
         raise DataError(f"{len(missing)} image(s) missing from {where}: {', '.join(missing[:MAX_LISTED])}"
                         f"{' ...' if len(missing) > MAX_LISTED else ''}. Expected files named "
-                        "<image_0/image_1 field>.png, e.g. ex_0_img_0.png. Re-download the images.")
+                        "<image_0/image_1 field>.png, e.g. ex_0_img_0.png. Re-download the images, or pass "
+                        "--skip-missing-images to evaluate without their examples (they are counted).")
     return out
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...digests import sha256_file
+from ...errors import DataError
 from .data import WinogroundData, load_dataset
 from .metadata import WHY_HARD, examples_frame, join_why_hard, load_why_hard
 from ...protocol.benchmark import Loaded, Selection, Sources
@@ -37,16 +38,17 @@ class WinogroundImages:
 
     remedy = "Re-download Winoground (`make data-winoground`)"
 
-    def __init__(self, data: WinogroundData):
+    def __init__(self, data: WinogroundData, skip_missing: bool = False):
         self.root = data.root
         self._where: dict[str, tuple[int, int]] = {}
         overall = hashlib.sha256()
         self.ids: list[tuple[str, str]] = []
         for index in range(len(data)):
-            pair = tuple(hashlib.sha256(data.image_bytes(index, k)).hexdigest() for k in (0, 1))
+            pair = tuple(_image_id(data, index, k, skip_missing) for k in (0, 1))
             for k, digest in enumerate(pair):
                 overall.update(digest.encode())
-                self._where.setdefault(digest, (index, k))
+                if not digest.startswith(ABSENT):      # an absent image is missing to the engine: skipped, counted
+                    self._where.setdefault(digest, (index, k))
             self.ids.append(pair)
         self.digest = overall.hexdigest()
         self._images = data.images
@@ -62,6 +64,21 @@ class WinogroundImages:
 
     def describe(self, image_id: str) -> str:
         return self._images.where(*self._where[image_id])
+
+
+#: the id of an image whose bytes cannot be read (missing, or unreadable) under ``skip_missing_images``
+ABSENT = "absent:"
+
+
+def _image_id(data: WinogroundData, index: int, k: int, skip_missing: bool) -> str:
+    """The SHA-256 of an image's bytes; :data:`ABSENT` and where it should be when they cannot be read and
+    ``skip_missing`` (the engine then skips its query as one whose image is missing), else the DataError."""
+    try:
+        return hashlib.sha256(data.image_bytes(index, k)).hexdigest()
+    except DataError:
+        if not skip_missing:
+            raise
+        return ABSENT + data.images.where(index, k)
 
 
 @dataclass(frozen=True)
@@ -84,8 +101,8 @@ def _why_hard_file(choice: str | None, data: WinogroundData, data_dir: Path) -> 
 
 def load(sources: Sources, selection: Selection, settings) -> Loaded:
     data_dir = WINOGROUND_FILES.dir(sources.data_dir)
-    data = load_dataset(data_dir, selection.layout)
-    images = WinogroundImages(data)
+    data = load_dataset(data_dir, selection.layout, missing_ok=settings.skip_missing_images)
+    images = WinogroundImages(data, settings.skip_missing_images)
     why_path = _why_hard_file(selection.why_hard, data, data_dir)
     labels = None
     if why_path is not None:

@@ -40,11 +40,11 @@ def load_results(root: str | os.PathLike | None) -> pd.DataFrame:
     columns = SUMMARY_COLUMNS + PROVENANCE_COLUMNS
     frames = []
     for directory, manifest, frame in store.read_results(root, _read_summary, SCORING):
-        model = manifest.get("model", {})
+        model = manifest["model"]
         frames.append(frame.assign(model=model.get("key"), architecture=model.get("architecture"),
                                    pretrained=model.get("pretrained"),
                                    precision=manifest.get("engine", {}).get("precision"),
-                                   kind=manifest.get("kind"), label=manifest.get("label", ""),
+                                   kind=manifest["kind"], label=manifest.get("label", ""),
                                    result_dir=str(directory)))
     if not frames:
         return pd.DataFrame(columns=columns)

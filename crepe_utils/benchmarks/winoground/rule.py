@@ -34,10 +34,16 @@ def score_matrices(result, n_examples: int) -> tuple[np.ndarray, np.ndarray]:
     return s[complete], complete
 
 
-def per_example_table(context, scores: np.ndarray, examples: np.ndarray):
-    """One row per scored example: text fields, the four similarities, flags and ties per metric."""
-    out = context.data.frame().iloc[examples].reset_index(drop=True)
+def examples_table(context) -> pd.DataFrame:
+    """Every example's text fields, image locations and why-hard label, in id order."""
+    out = context.data.frame()
     out["why_hard"] = out["id"].map(context.why_hard) if context.why_hard is not None else pd.NA
+    return out
+
+
+def per_example_table(context, scores: np.ndarray, examples: np.ndarray, every: pd.DataFrame | None = None):
+    """One row per scored example: text fields, the four similarities, flags and ties per metric."""
+    out = (examples_table(context) if every is None else every).iloc[examples].reset_index(drop=True)
     for j, col in enumerate(SCORE_COLUMNS):
         out[col] = scores[:, j // 2, j % 2]
     strict, first_index, tied = flags(scores), flags(scores, "first_index"), ties(scores)
@@ -50,14 +56,23 @@ def per_example_table(context, scores: np.ndarray, examples: np.ndarray):
 
 def evaluate(result, loaded, settings, model: str) -> Tables:
     scores, examples = score_matrices(result, len(loaded.context.data))
-    per_example = per_example_table(loaded.context, scores, examples)
-    summary = summary_table(per_example, grouping=loaded.context.grouping, n_boot=settings.n_boot)
+    every = examples_table(loaded.context)
+    per_example = per_example_table(loaded.context, scores, examples, every)
+    summary = summary_table(per_example, grouping=loaded.context.grouping, n_boot=settings.n_boot, every=every)
     overall = summary[summary["breakdown"] == "all"].set_index("metric")
     headline = {"scores": {m: float(overall.at[m, "score"]) for m in METRICS},
                 "ties": {m: int(overall.at[m, "n_ties"]) for m in METRICS},
                 "n_examples_skipped": int(len(loaded.context.data) - len(examples)),
                 "tie_rule": "strict inequalities (paper eq. 1-3; a tie fails); first-index rule in *_first_index"}
-    return Tables(summary, SUMMARY_COLUMNS, [per_example], PER_EXAMPLE_COLUMNS, None, "%.17g", headline)
+    return Tables(summary, SUMMARY_COLUMNS, [per_example], PER_EXAMPLE_COLUMNS, None, "%.17g", headline,
+                  n_scored=len(examples), unscored=unscored_subsets(summary, headline["n_examples_skipped"]))
+
+
+def unscored_subsets(summary: pd.DataFrame, n_skipped: int) -> list[str]:
+    """One description per subset with no scored example (every one of its examples was skipped)."""
+    empty = summary[summary["n_examples"] == 0][["breakdown", "subset"]].drop_duplicates()
+    return [f"subset {b} = {s} has no scored example (of the {n_skipped} examples skipped): its summary rows "
+            "have n_examples 0 and no score" for b, s in empty.itertuples(index=False)]
 
 
 BRIEF = ["metric", "n_examples", "score", "t_ci_low", "t_ci_high", "score_first_index", "n_ties", "chance"]

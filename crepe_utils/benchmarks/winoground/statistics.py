@@ -112,16 +112,23 @@ def subsets(per_example: pd.DataFrame) -> list[tuple[str, str, np.ndarray]]:
 
 
 def summary_table(per_example: pd.DataFrame, *, grouping: str = "contiguous", level: float = 0.95,
-              n_boot: int = 10_000, seed: int = 0) -> pd.DataFrame:
+              n_boot: int = 10_000, seed: int = 0, every: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per subset × metric (SUMMARY_COLUMNS); scores and intervals in percent.
 
     ``per_example`` needs ``id``, the tag columns, and per metric ``m``: ``m`` (strict flag),
     ``m_first_index`` and ``m_tie``, as made by :func:`crepe_utils.benchmarks.winoground.rule.per_example_table`.
+    ``every``: ``id`` and the tag columns of every example, scored or not, in id order (``per_example``'s
+    rows among them, in the same order): the subsets are then those of every example, so one whose
+    examples were all skipped keeps its rows, with ``n_examples`` 0.
     """
     chance = chance_levels()
     ids = per_example["id"].to_numpy()
     rows = []
-    for breakdown, subset, mask in subsets(per_example):
+    found = subsets(per_example)
+    if every is not None:
+        scored = every["id"].isin(per_example["id"]).to_numpy()
+        found = [(breakdown, subset, mask[scored]) for breakdown, subset, mask in subsets(every)]
+    for breakdown, subset, mask in found:
         groups = group_labels(ids[mask], grouping)
         for metric in METRICS:
             correct = per_example[metric].to_numpy(dtype=bool)[mask]

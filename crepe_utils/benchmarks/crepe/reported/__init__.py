@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ....models import imagenet
 from ....packaged import table
 from .. import roster
 
@@ -95,6 +96,12 @@ def released_counts() -> dict[str, int | str]:
     """Pinned counts of the released productivity files: quantity → value."""
     df = _read("released_counts.csv")
     return {q: int(v) if str(v).isdigit() else str(v) for q, v in zip(df["quantity"], df["value"])}
+
+
+def imagenet_table() -> pd.DataFrame:
+    """ImageNet zero-shot top-1 of the paper's checkpoints, every measurement with its source."""
+    df = imagenet.measurements()
+    return _with_model_columns(df[df["model"].isin(roster.model_order())].reset_index(drop=True))
 
 
 def claim_source(claim_id: str) -> str:

@@ -1,0 +1,101 @@
+"""Intervals for published numbers: a Recall@1 printed without uncertainty is still k correct out of N.
+
+Where N is known (the released file a published value was computed on: the k/N checks establish it),
+``k = round(R@1 · N / 100)`` and the value gets an exact binomial (Clopper–Pearson) interval. Two
+published values of independent query sets (SC against UC, n = 4 against n = 12, two models on one
+subset are *not* independent and are not compared here) get Newcombe's interval for their difference,
+built from the two Wilson intervals (Newcombe 1998, method 10): a gap "exceeds its interval" when that
+interval excludes 0. Where N is not known, :func:`queries_needed` says how many queries per set the
+gap would need before it could exceed its interval (normal approximation).
+
+Every interval is in percentage points, like the values.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+LEVEL = 0.95
+
+
+def k_of(r1: float, n: int) -> int:
+    """The number of correct queries behind a Recall@1 (%) over ``n`` queries."""
+    return int(round(float(r1) * n / 100.0))
+
+
+def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Exact binomial interval for k successes in n trials, in percent (the interval never leaves [0, 100])."""
+    if n <= 0 or not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
+    alpha = 1 - level
+    low = 0.0 if k == 0 else stats.beta.ppf(alpha / 2, k, n - k + 1)
+    high = 1.0 if k == n else stats.beta.ppf(1 - alpha / 2, k + 1, n - k)
+    return 100.0 * float(low), 100.0 * float(high)
+
+
+def wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson score interval for k successes in n trials, in percent."""
+    if n <= 0 or not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
+    z = stats.norm.ppf(1 - (1 - level) / 2)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return 100.0 * max(0.0, centre - half), 100.0 * min(1.0, centre + half)
+
+
+def newcombe_difference(k1: int, n1: int, k2: int, n2: int, level: float = LEVEL) -> tuple[float, float]:
+    """Interval for p2 − p1 (percentage points) of two independent proportions (Newcombe's method 10)."""
+    p1, p2 = 100.0 * k1 / n1, 100.0 * k2 / n2
+    l1, u1 = wilson(k1, n1, level)
+    l2, u2 = wilson(k2, n2, level)
+    d = p2 - p1
+    return d - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2), d + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2)
+
+
+def queries_needed(r1_a: float, r1_b: float, level: float = LEVEL) -> int:
+    """Queries per set (the same N for both) at which the gap between two Recall@1 (%) would just exceed its
+    interval, by the normal approximation: N = z² (p_a q_a + p_b q_b) / (p_b − p_a)²."""
+    pa, pb = float(r1_a) / 100.0, float(r1_b) / 100.0
+    if pa == pb:
+        return math.inf
+    z = stats.norm.ppf(1 - (1 - level) / 2)
+    return int(math.ceil(z * z * (pa * (1 - pa) + pb * (1 - pb)) / (pb - pa) ** 2))
+
+
+def with_intervals(df: pd.DataFrame, value: str = "r1", n: str = "N", level: float = LEVEL) -> pd.DataFrame:
+    """``df`` with ``k``, ``ci_low`` and ``ci_high`` (Clopper–Pearson) for each row whose ``n`` is known
+    (NaN where it is not)."""
+    out = df.copy()
+    rows = []
+    for v, size in zip(out[value], out[n]):
+        if pd.isna(size) or pd.isna(v):
+            rows.append((pd.NA, np.nan, np.nan))
+        else:
+            k = k_of(v, int(size))
+            rows.append((k, *clopper_pearson(k, int(size), level)))
+    out["k"] = pd.array([r[0] for r in rows], dtype="Int64")
+    out[f"{value}_ci_low"], out[f"{value}_ci_high"] = [r[1] for r in rows], [r[2] for r in rows]
+    return out
+
+
+def gap_table(a: pd.DataFrame, b: pd.DataFrame, keys: list[str], value: str = "r1", n: str = "N",
+              level: float = LEVEL) -> pd.DataFrame:
+    """Per row of ``keys``: the gap b − a of two published values of independent query sets, its Newcombe
+    interval where both N are known (else the queries per set it would need, ``n_needed``), and whether it
+    ``exceeds`` its interval (the interval excludes 0; NA where N is unknown)."""
+    merged = a[keys + [value, n]].merge(b[keys + [value, n]], on=keys, suffixes=("_a", "_b"))
+    rows = []
+    for r in merged.to_dict("records"):
+        va, vb, na, nb = r[f"{value}_a"], r[f"{value}_b"], r[f"{n}_a"], r[f"{n}_b"]
+        row = {**{k: r[k] for k in keys}, "a": va, "b": vb, "gap": vb - va, "N_a": na, "N_b": nb}
+        if pd.notna(na) and pd.notna(nb):
+            low, high = newcombe_difference(k_of(va, int(na)), int(na), k_of(vb, int(nb)), int(nb), level)
+            row.update(gap_ci_low=low, gap_ci_high=high, exceeds=bool(low > 0 or high < 0), n_needed=np.nan)
+        else:
+            row.update(gap_ci_low=np.nan, gap_ci_high=np.nan, exceeds=pd.NA, n_needed=queries_needed(va, vb, level))
+        rows.append(row)
+    return pd.DataFrame(rows)
