@@ -25,6 +25,7 @@ LAYERS = [
     ["protocol", "imagesets"],
     ["analysis", "claims"],
     ["benchmarks"],
+    ["field"],
     ["evaluation"],
     ["evaluate_command"],
     ["runs"],

@@ -6,8 +6,10 @@ appendix it comes from; the functions only read them. Model keys are checkpoint 
 
 Two files hold counts of the released *data* rather than the paper's numbers, pinned so that a recount
 can be checked against them: ``released_productivity_files.csv`` (per productivity CSV: sha256 and
-counts) and ``released_counts.csv`` (totals of the productivity files). ``blind_published.csv`` holds the
-text-only numbers other papers published on CREPE productivity.
+counts) and ``released_counts.csv`` (totals of the productivity files); ``released_all_files.csv`` holds what
+is known of the archive's three ``prod_vg_hard_negs_{type}_all.csv`` files, which sit beside the type folders and
+which the development data lack (the swap file's row count). ``blind_published.csv`` holds the text-only numbers
+other papers published on CREPE productivity.
 """
 from __future__ import annotations
 
@@ -56,11 +58,6 @@ def productivity() -> pd.DataFrame:
     return _with_model_columns(_read("productivity_r1.csv"))
 
 
-
-
-
-
-
 def blind_published() -> pd.DataFrame:
     """Published text-only ("blind") Recall@1 (%) on CREPE productivity per HN type, beside the CLIP row they
     were compared with."""
@@ -95,6 +92,13 @@ def released_counts() -> dict[str, int | str]:
     """Pinned counts of the released productivity files: quantity → value."""
     df = _read("released_counts.csv")
     return {q: int(v) if str(v).isdigit() else str(v) for q, v in zip(df["quantity"], df["value"])}
+
+
+def released_all_rows() -> dict[str, int]:
+    """HN type → the row count of the archive's ``prod_vg_hard_negs_{type}_all.csv``, where it is known (not the
+    sum of the type's nine complexity files)."""
+    df = _read("released_all_files.csv")
+    return {hn: int(rows) for hn, rows in zip(df["hn_type"], df["rows"])}
 
 
 def claim_source(claim_id: str) -> str:
