@@ -116,3 +116,104 @@ def test_the_roster_is_the_mapped_keys_in_row_order_and_fine_tunes_end_in_ft():
     assert set(field.ROSTER) <= set(checkpoints.keys())
     assert table["fine_tuned"].sum() == 8 and set(table.loc[table["fine_tuned"], "family"]) == {"StructuredCLIP"}
     assert not table.loc[table["fine_tuned"], "checkpoint"].any()          # none is an open_clip checkpoint
+
+
+# ------------------------------------------------------------------ independent recomputations
+
+def _pearson(x, y) -> float:
+    """Pearson r from its definition (sums of products of deviations), with nothing shared with the package."""
+    n = len(x)
+    mx, my = sum(x) / n, sum(y) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    sxx = sum((a - mx) ** 2 for a in x)
+    syy = sum((b - my) ** 2 for b in y)
+    return sxy / (sxx * syy) ** 0.5
+
+
+def _rows_by_set(which: str) -> list[dict]:
+    """The carried table's rows as text → floats, for one set of checkpoints (the fine-tune rule: tag ends -ft)."""
+    rows = [{k: (v if k in ("arch", "pretrained", "family") else float(v)) for k, v in r.items()}
+            for r in field_reported.table_text()]
+    ft = [r["pretrained"].endswith("-ft") for r in rows]
+    return [r for r, f in zip(rows, ft) if which == "all" or (which == "fine-tuned") == f]
+
+
+def test_the_correlations_are_recomputed_from_the_carried_table():
+    from crepe_utils.suite import field as F
+    table = F.correlations(n_boot=200)
+    assert len(table) == 24 * 3
+    assert table.groupby("set")["n"].first().to_dict() == {"all": 202, "fine-tuned": 8, "pretrained": 194}
+    for r in table.itertuples():
+        rows = _rows_by_set(r.set)
+        x = [row["elevator::imagenet-1k"] for row in rows]
+        y = [row[r.column] for row in rows]
+        assert r.r == pytest.approx(_pearson(x, y), abs=1e-12), (r.column, r.set)
+        assert r.r2 == pytest.approx(_pearson(x, y) ** 2, abs=1e-12)
+        assert r.r_low <= r.r <= r.r_high and r.r2_low <= r.r2 <= r.r2_high
+
+
+def test_a_few_correlations_are_the_values_the_research_found():
+    """Spot values (two decimals), so a change of sets or columns shows as a number, not only as a mismatch."""
+    from crepe_utils.suite import field as F
+    r = F.correlations(n_boot=100).set_index(["column", "set"])["r"]
+    assert round(r["crepe::swap", "pretrained"], 2) == 0.57 and round(r["crepe::swap", "all"], 2) == 0.21
+    assert round(r["sugarcrepe::replace_obj", "pretrained"], 2) == 0.91
+    assert round(r["crepe::atom", "fine-tuned"], 2) == -0.74
+
+
+def test_the_bootstrap_interval_is_a_resampling_of_checkpoints():
+    """Percentiles of r over resamples drawn here with the same generator contract (indices with replacement)."""
+    import numpy as np
+    from crepe_utils.analysis.correlation import pearson_with_uncertainty
+    rows = _rows_by_set("pretrained")
+    x = np.array([row["elevator::imagenet-1k"] for row in rows])
+    y = np.array([row["crepe::swap"] for row in rows])
+    got = pearson_with_uncertainty(x, y, n_boot=500, seed=[0, 7])
+    rng = np.random.default_rng([0, 7])
+    idx = rng.integers(0, len(x), size=(500, len(x)))
+    draws = [_pearson(list(x[i]), list(y[i])) for i in idx]
+    assert got.r_low == pytest.approx(np.quantile(draws, 0.025), abs=1e-9)
+    assert got.r2_high == pytest.approx(np.quantile(np.square(draws), 0.975), abs=1e-9)
+
+
+def test_blind_ranks_are_counted_from_the_carried_table():
+    """A scorer's place among the 202: checkpoints strictly below its value, and below its exact lower bound."""
+    import pandas as pd
+    from scipy.stats import beta
+    from crepe_utils.suite import field as F
+    blind = pd.DataFrame([{"column": "crepe::atom", "scorer": "bigram", "k": 7800, "n": 16727},
+                          {"column": "sugarcrepe::replace_rel", "scorer": "bigram", "k": 1037, "n": 1406},
+                          {"column": "valse::existence", "scorer": "negation", "k": 249, "n": 505}])
+    placed = F.blind_placement(blind, field_n={"crepe::atom": 17698}).set_index("column")
+    rows = _rows_by_set("all")
+    for r in blind.itertuples():
+        value = 100 * r.k / r.n
+        low = 100 * beta.ppf(0.025, r.k, r.n - r.k + 1)           # Clopper–Pearson, from the beta quantiles
+        column = [row[r.column] for row in rows]
+        assert placed.loc[r.column, "beats"] == sum(v < value for v in column)
+        assert placed.loc[r.column, "beats_surely"] == sum(v < low for v in column)
+        assert placed.loc[r.column, "beats_pretrained"] == sum(
+            v < value for v, row in zip(column, rows) if not row["pretrained"].endswith("-ft"))
+    assert placed.loc["crepe::atom", "beats"] == 199                  # all but DAC-LLM, DAC-SAM, CLoVe
+    assert placed.loc["crepe::atom", "bound_low"] == pytest.approx(100 * 7800 / 17698)
+    assert placed.loc["crepe::atom", "bound_high"] == pytest.approx(100 * (7800 + 17698 - 16727) / 17698)
+
+
+def test_the_granularity_search_finds_the_table_n_and_rejects_the_released():
+    from crepe_utils.suite import field as F
+    gran = F.granularity().set_index("column")
+    for column in [c for cols in field.COLUMNS.values() for c in cols] + [field.IMAGENET]:
+        values = [row[column] for row in _rows_by_set("all")]
+        n = int(gran.loc[column, "common_n"])
+        # every value is k/n here, and no smaller N holds them all (checked by brute force below n)
+        assert all(abs(100 * round(v * n / 100) / n - v) <= 1e-9 for v in values), column
+        assert not any(all(abs(100 * round(v * m / 100) / m - v) <= 1e-9 for v in values) for m in range(1, n)), column
+    assert gran.loc[["crepe::atom", "crepe::swap", "crepe::negate"], "common_n"].tolist() == [17698, 7405, 17303]
+    assert gran.loc["crepe::swap", "fits_released"] == 0 and gran.loc["sugarcrepe::swap_obj", "common_n"] == 245
+
+
+def test_a_mean_over_files_would_not_sit_on_one_lattice():
+    from crepe_utils.suite import field as F
+    power = F.lattice_power().set_index("column")
+    assert power["averaged_common_n"].isna().all()
+    assert (power["pooled_common_n"] == power["released_sum"]).all()

@@ -3,7 +3,9 @@
 ``vl_compo.csv``: the used columns of ``individual_results.csv`` (ytaek-oh/vl_compo at 43e2eae), each value as the
 source prints it, with the source's 0-based data-row number (``row``); a test compares it with the source file.
 ``checkpoints.csv``: each row open_clip 3.3.0 builds → its checkpoint-table key (empty for a row evaluated with
-the wrong activation), a ``flag`` (:data:`FLAGS`) and a note.
+the wrong activation), a ``flag`` (:data:`FLAGS`) and a note. ``explanations.csv``: where a benchmark's own
+published number for a checkpoint differs from the field's, what explains it, and whether that is established or
+inferred.
 """
 from __future__ import annotations
 
@@ -39,3 +41,8 @@ def table_text() -> list[dict[str, str]]:
 def checkpoints() -> pd.DataFrame:
     """Per row open_clip builds: row, arch, pretrained (as the table names them), checkpoint key, flag, note."""
     return table(_PACKAGE, "checkpoints.csv")
+
+
+def explanations() -> pd.DataFrame:
+    """benchmark, checkpoint, evidence (established or inferred), explanation."""
+    return table(_PACKAGE, "explanations.csv")
