@@ -67,7 +67,7 @@ def test_the_site_has_every_page_in_paper_order(built):
     nav = re.findall(r'<nav class="site-nav">(.*?)</nav>', pages["index.html"], flags=re.S)[0]
     order = re.findall(r'href="(\d\d_[a-z_]+)\.html"', nav)
     assert order == ["01_benchmark_totals", "02_systematicity", "03_productivity", "04_imagenet_correlation",
-                     "05_winoground", "06_toy_world", "07_blind_baselines", "08_sugarcrepe"]
+                     "05_winoground", "06_toy_world", "07_blind_baselines", "08_sugarcrepe", "10_field"]
 
 
 def test_notebook_pages_embed_their_figures_and_load_nothing_from_outside(built):

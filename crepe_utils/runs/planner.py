@@ -11,8 +11,8 @@ models trained on particular data); named keys get what the rosters give them.
 (:data:`crepe_utils.field.ROSTER`), each on the benchmarks of that table the companion scores
 (:data:`crepe_utils.field.BENCHMARKS`), so its published numbers can be set beside evaluated ones. The table's
 CREPE columns pool each hard-negative type over the archive's ``prod_vg_hard_negs_{type}_all.csv`` files, which
-are not the nine complexity files productivity evaluates: an evaluated productivity result pooled over n = 4–12 is
-close to the table's number, not on the same items.
+are not the nine complexity files the companion evaluates: an evaluated result pooled over n = 4–12 is close to
+the table's number, not on the same items.
 
 Folders: with no ``--data-dir`` / ``--image-dir`` each benchmark reads its own (its datasets' folders). A
 folder given on the command line is one folder, so it is refused when the jobs read different datasets.

@@ -1,7 +1,7 @@
 """``make docs``: the companion as a static website, built from the executed notebooks.
 
 ``python -m crepe_utils.site.build --build-dir build --out build/site``. Pages: the README (the
-landing page), the eight notebooks in the paper's order, the Markdown pages of ``docs/`` (the claims
+landing page), the notebooks in the paper's order, the Markdown pages of ``docs/`` (the claims
 page with the full checks table), and every figure and table. The site opens from disk
 (``file://``): links are relative, images are files of the site or embedded in the page, and no
 page loads a script, font or style sheet from anywhere. A link that would have no target on the
@@ -36,7 +36,8 @@ class Page:
 NOTEBOOKS = (("01_benchmark_totals", "Totals and baselines"), ("02_systematicity", "Systematicity"),
              ("03_productivity", "Productivity"), ("04_imagenet_correlation", "ImageNet correlation"),
              ("05_winoground", "Winoground"), ("06_toy_world", "The toy world"),
-             ("07_blind_baselines", "Without looking"), ("08_sugarcrepe", "SugarCrepe"))
+             ("07_blind_baselines", "Without looking"), ("08_sugarcrepe", "SugarCrepe"),
+             ("10_field", "The field: 202 checkpoints"))
 #: The Markdown pages of docs/, in navigation order: (stem, navigation label); docs/<stem>.md -> <stem>.html.
 DOCS = (("evaluating", "Evaluating"), ("results", "Results format"), ("claims", "Claims"), ("traps", "Traps"),
         ("determinism", "Determinism"), ("performance", "Performance"), ("package", "The package"),
