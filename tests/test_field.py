@@ -217,3 +217,31 @@ def test_a_mean_over_files_would_not_sit_on_one_lattice():
     power = F.lattice_power().set_index("column")
     assert power["averaged_common_n"].isna().all()
     assert (power["pooled_common_n"] == power["released_sum"]).all()
+
+
+def test_evaluated_results_are_set_beside_the_table_in_items_where_the_items_are_the_same(tmp_path):
+    """A SugarCrepe result equal to the field's row but for one item, and a productivity result (other items)."""
+    import pandas as pd
+    import helpers
+    from crepe_utils.results import store
+    from crepe_utils.suite import field as F
+    row = F.checkpoint_rows().loc["openai-rn50"]
+    counts = F.released_counts()
+    subsets = [field.part(c) for c in field.COLUMNS["sugarcrepe"]]
+    ks = {s: round(row[f"sugarcrepe::{s}"] * counts[f"sugarcrepe::{s}"] / 100) for s in subsets}
+    ks["add_att"] += 1
+    sugar = pd.DataFrame([{"model": "openai-rn50", "benchmark": "sugarcrepe", "hn_type": s,
+                           "n_queries": counts[f"sugarcrepe::{s}"], "r1": 100 * ks[s] / counts[f"sugarcrepe::{s}"],
+                           "n_skipped": 0} for s in subsets]).reindex(columns=store.SUMMARY_COLUMNS)
+    empty = pd.DataFrame(columns=store.PER_QUERY_COLUMNS)
+    helpers.write_retrieval(store.result_dir(tmp_path, "openai-rn50", "sugarcrepe"), sugar, empty, {"kind": "evaluated"})
+    prod = pd.DataFrame([{"model": "openai-rn50", "benchmark": "productivity", "hn_type": "atom", "complexity": n,
+                          "n_queries": 100, "r1": 20.0, "n_skipped": 0} for n in (4, 12)]).reindex(
+        columns=store.SUMMARY_COLUMNS)
+    helpers.write_retrieval(store.result_dir(tmp_path, "openai-rn50", "productivity"), prod, empty, {"kind": "evaluated"})
+    beside = F.evaluated_beside(tmp_path).set_index("column")
+    assert set(beside.index) == {f"sugarcrepe::{s}" for s in subsets} | {"crepe::atom"}
+    assert beside.loc["sugarcrepe::add_att", "diff_items"] == 1 and beside.loc["sugarcrepe::replace_obj", "diff_items"] == 0
+    atom = beside.loc["crepe::atom"]
+    assert not atom["same_items"] and (atom["evaluated_k"], atom["evaluated_n"], atom["field_n"]) == (40, 200, 17698)
+    assert F.evaluated_beside(tmp_path / "none").empty

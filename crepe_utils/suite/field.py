@@ -424,9 +424,9 @@ def _retrieval_evaluated(summaries: pd.DataFrame) -> list[dict]:
     rows = []
     for bench, (group, prefix) in _EVALUATED.items():
         part = summaries[(summaries["benchmark"] == bench) & (summaries["kind"] == "evaluated")]
-        if bench == "sugarcrepe" and "subset" in part and part["subset"].isna().all():
-            group = "hn_type"                            # results written before SugarCrepe declared its groups
-        if part.empty or group not in part:
+        # results written before a benchmark declared its groups name the part in CREPE's hn_type
+        group = next((g for g in (group, "hn_type") if g in part and part[g].notna().any()), None)
+        if part.empty or group is None:
             continue
         part = part.assign(k=(part["r1"] * part["n_queries"] / 100).round().astype(int))
         for (model, name), g in part.groupby(["model", group], sort=False):
