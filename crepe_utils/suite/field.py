@@ -128,13 +128,13 @@ def granularity(table: pd.DataFrame | None = None) -> pd.DataFrame:
         v = table[column].to_numpy(float)
         common = smallest_denominator(v)
         alt = [(what, m, int(fits(v, m).sum())) for what, m in others.get(column, [])]
-        best = max((a for a in alt if a[2]), key=lambda a: a[2], default=None)
+        best = max((a for a in alt if a[2] or len(alt) == 1), key=lambda a: a[2], default=None)
         rows.append({"column": column, "benchmark": "imagenet" if column == field.IMAGENET else
                      field.benchmark_of(column), "values": len(v), "common_n": common,
                      "fits_common": int(fits(v, common).sum()) if common else 0, "released_n": n,
                      "fits_released": int(fits(v, n).sum()),
                      "best_alternative": f"{best[0]} (N = {best[1]:,}): {best[2]}" if best
-                     else f"none of {len(alt)} fits" if alt else "",
+                     else f"none of {len(alt)} fits a single value" if alt else "",
                      "alternatives": "; ".join(f"{w} (N = {m:,}): {f}" for w, m, f in alt),
                      "k_min": int(counts(v, common).min()) if common else None,
                      "k_max": int(counts(v, common).max()) if common else None})
