@@ -33,7 +33,8 @@ BUILD           ?= build
 FIGURES         ?= figures
 TABLES          ?= tables
 # Models for `make evaluate` (CREPE and SugarCrepe, each benchmark reading its own folders above, exported):
-# keys of either paper's table, paper (each table's models) or all (`make models` lists them).
+# keys of either paper's table, paper (each table's models), all (`make models` lists them) or field (the open_clip
+# checkpoints of vl_compo's 202-checkpoint table, on the four benchmarks it covers: notebook 10 sets them beside it).
 MODELS       ?= paper
 DEVICE       ?= auto
 PRECISION    ?= fp32

@@ -6,6 +6,7 @@ is read once per process.
 """
 from __future__ import annotations
 
+import csv
 from functools import lru_cache
 from importlib import resources
 
@@ -21,6 +22,13 @@ def _read(package: str, name: str) -> pd.DataFrame:
 def table(package: str, name: str) -> pd.DataFrame:
     """The CSV ``name`` of ``package`` (a benchmark's ``reported``, e.g.), as a fresh copy."""
     return _read(package, name).copy()
+
+
+def rows(package: str, name: str) -> list[dict[str, str]]:
+    """The CSV ``name`` of ``package`` as its text: one dict per row, every value the string the file holds (a
+    test that compares a carried copy with its source compares these)."""
+    with resources.files(package).joinpath(name).open("r", encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
 
 
 def values(package: str, name: str, key: str, value: str = "value") -> dict:

@@ -26,6 +26,7 @@ LAYERS = [
     ["protocol", "imagesets"],
     ["analysis", "claims"],
     ["benchmarks"],
+    ["field"],
     ["evaluation"],
     ["evaluate_command"],
     ["runs"],

@@ -1,5 +1,6 @@
 """One folder per benchmark: nothing of the package outside a benchmark's folder names it, except the registry
-(``crepe_utils/benchmarks/__init__.py``), the analyses about several benchmarks (``crepe_utils/suite/``) and, for
+(``crepe_utils/benchmarks/__init__.py``), the analyses about several benchmarks (``crepe_utils/suite/``), the
+published table about several benchmarks (``crepe_utils/field/``) and, for
 CREPE, the toy world (``crepe_utils/toy/``: CREPE's experiment rebuilt on generated data, which writes CREPE's
 files and runs its protocols through the evaluation, above which it sits); and everything a folder declares is
 found through the registry.
@@ -24,7 +25,8 @@ from crepe_utils.suite import checks
 PACKAGE = Path(__file__).resolve().parent.parent / "crepe_utils"
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 #: where a benchmark may be named outside its folder: (path prefix under crepe_utils/, the folders it may name)
-ALLOWED = {"benchmarks/__init__.py": set(benchmarks.FOLDERS), "suite/": set(benchmarks.FOLDERS), "toy/": {"crepe"}}
+ALLOWED = {"benchmarks/__init__.py": set(benchmarks.FOLDERS), "suite/": set(benchmarks.FOLDERS), "toy/": {"crepe"},
+           "field/": set(benchmarks.FOLDERS)}          # field/: a published table about several benchmarks
 
 
 def names_of(folder: str) -> set[str]:

@@ -19,6 +19,7 @@ from crepe_utils.suite import checks as aggregate
 from crepe_utils.benchmarks.crepe import checks as crepe_claims, claims as topics
 from crepe_utils.benchmarks.sugarcrepe import claims as sugarcrepe_claims
 from crepe_utils.suite import blind_claims as blind_claims
+from crepe_utils.suite import field_claims
 from crepe_utils.benchmarks.winoground import claims as winoground_claims
 from crepe_utils.benchmarks.valse import claims as valse_claims
 from crepe_utils.claims.base import FAIL, NEEDS, PASS
@@ -35,7 +36,8 @@ def topic_rows(data_dir, results_dir) -> dict[str, list]:
             "winoground": winoground_claims.winoground_checks(results_dir),
             "sugarcrepe": sugarcrepe_claims.sugarcrepe_checks(),
             "valse": valse_claims.valse_checks(),
-            "blind": blind_claims.blind_checks(data_dir)}
+            "blind": blind_claims.blind_checks(data_dir),
+            "field": field_claims.field_checks({"crepe": data_dir})}
 
 
 def assert_make_check_is_the_topics(data_dir, results_dir):
@@ -130,7 +132,7 @@ def test_the_call_finder_sees_a_direct_check_call():
 def _check_functions() -> dict[str, object]:
     return {f"{module.__name__}.{name}": (module, name) for module in (crepe_claims, winoground_claims, sugarcrepe_claims,
                                                                         valse_claims,
-                                                                                        blind_claims)
+                                                                                        blind_claims, field_claims)
             for name in dir(module) if name.startswith("check_") and callable(getattr(module, name))}
 
 
@@ -152,5 +154,6 @@ def test_every_check_function_is_called_by_a_topic(shared_crepe, shared_winogrou
     sugarcrepe_claims.sugarcrepe_checks()
     valse_claims.valse_checks()
     blind_claims.blind_checks(shared_crepe, shared_winoground)
+    field_claims.field_checks({"crepe": shared_crepe, "winoground": shared_winoground})
     assert len(_check_functions()) >= 20              # 10 of CREPE, 7 of Winoground, 3 of SugarCrepe today
     assert sorted(set(_check_functions()) - called) == []

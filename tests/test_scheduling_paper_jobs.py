@@ -78,9 +78,24 @@ def test_named_keys_get_their_papers_benchmarks_and_the_chosen_ones_only():
 def test_scheduling_runs_the_planned_jobs():
     assert scheduling.Job is paper_jobs.Job
     options = {a.dest: a for a in cli.build_parser("evaluate-paper")._actions}
-    assert options["benchmarks"].default == paper_jobs.benchmark_names() == [
-        "crepe-systematicity", "crepe-productivity", "sugarcrepe"]
+    assert options["benchmarks"].default is None        # each word of --models has its own: the rosters' ...
+    assert paper_jobs.benchmark_names() == ["crepe-systematicity", "crepe-productivity", "sugarcrepe"]
+    assert paper_jobs.field_benchmarks() == ["crepe-productivity", "winoground", "sugarcrepe", "valse"]  # ... the field's
     assert options["models"].default == ["paper"]
+
+
+def test_field_is_the_tables_checkpoints_on_its_four_benchmarks():
+    from crepe_utils import field
+    jobs, skipped = paper_jobs.plan(["field"])
+    assert skipped == [] and len(jobs) == 84 * 4
+    by_key = _benchmarks(jobs)
+    assert list(by_key) == list(field.ROSTER)
+    assert {tuple(b) for b in by_key.values()} == {("crepe-productivity", "winoground", "sugarcrepe", "valse")}
+    assert by_key["dfn2b-vit-b-16"] and "laion400m-vit-b-32" in by_key                  # new rows and reused ones
+    jobs, _ = paper_jobs.plan(["field"], ["valse", "crepe-systematicity"])
+    assert {j.benchmark for j in jobs} == {"valse"} and len(jobs) == 84
+    args = cli.build_parser("evaluate-paper").parse_args(["--models", "field", "--benchmarks", "valse", "--out", "x"])
+    assert args.benchmarks == ["valse"]
 
 
 # ------------------------------------------------------------------------------ folders

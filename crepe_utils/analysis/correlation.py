@@ -1,4 +1,4 @@
-"""R² of retrieval scores against ImageNet zero-shot accuracy, with the uncertainty the paper omits.
+"""R² (and Pearson r) of retrieval scores against ImageNet zero-shot accuracy, with the uncertainty the paper omits.
 
 The paper (§5.4) reports R² of a least-squares line through one point per model. With seven
 points an R² is fragile, so besides the point value we give a percentile bootstrap interval
@@ -57,6 +57,52 @@ def fisher_r2_interval(r: float, n: int, level: float = 0.95) -> tuple[float, fl
     return float(min(lo * lo, hi * hi)), float(max(lo * lo, hi * hi))
 
 
+def _bootstrap_moments(x: np.ndarray, y: np.ndarray, n_boot: int, seed) -> tuple[np.ndarray, ...]:
+    """Per bootstrap sample (points drawn with replacement): the centred cross and square sums (xy, xx, yy)."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(x), size=(n_boot, len(x)))
+    xc = x[idx] - x[idx].mean(axis=1, keepdims=True)
+    yc = y[idx] - y[idx].mean(axis=1, keepdims=True)
+    return (xc * yc).sum(axis=1), (xc ** 2).sum(axis=1), (yc ** 2).sum(axis=1)
+
+
+@dataclass(frozen=True)
+class PearsonResult:
+    r: float
+    r_low: float
+    r_high: float
+    r2_low: float        #: the bootstrap interval of r² (not the square of r's interval: r's may straddle 0)
+    r2_high: float
+    n: int
+    n_boot: int
+    n_degenerate: int    #: bootstrap samples with a constant x or y, dropped
+
+    @property
+    def r2(self) -> float:
+        return self.r ** 2
+
+
+def pearson_with_uncertainty(x, y, n_boot: int = 2000, level: float = 0.95, seed=0) -> PearsonResult:
+    """Pearson r of ``y`` on ``x``, with percentile bootstrap intervals of r and of r² (= R² of the least-squares
+    line), resampling points; ``seed`` is anything :func:`numpy.random.default_rng` takes."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if len(x) != len(y) or len(x) < 3:
+        raise ValueError(f"r needs two equal-length series of at least 3 points, got {len(x)} and {len(y)}")
+    xc, yc = x - x.mean(), y - y.mean()
+    denominator = np.sqrt((xc ** 2).sum() * (yc ** 2).sum())
+    r = float((xc * yc).sum() / denominator) if denominator > 0 else float("nan")
+    sxy, sxx, syy = _bootstrap_moments(x, y, n_boot, seed)
+    ok = (sxx > 0) & (syy > 0)
+    boot = sxy[ok] / np.sqrt(sxx[ok] * syy[ok])
+    alpha = (1 - level) / 2
+    if not len(boot):
+        return PearsonResult(r, *([float("nan")] * 4), len(x), n_boot, int((~ok).sum()))
+    low, high = np.quantile(boot, [alpha, 1 - alpha])
+    low2, high2 = np.quantile(boot ** 2, [alpha, 1 - alpha])
+    return PearsonResult(r, float(low), float(high), float(low2), float(high2), len(x), n_boot, int((~ok).sum()))
+
+
 def r_squared_with_uncertainty(x, y, n_boot: int = 10_000, level: float = 0.95,
                                seed: int = 0) -> R2Result:
     """R², its percentile bootstrap interval over points, and the leave-one-out range."""
@@ -65,14 +111,7 @@ def r_squared_with_uncertainty(x, y, n_boot: int = 10_000, level: float = 0.95,
     r2 = r_squared(x, y)
     fit = stats.linregress(x, y)
     n = len(x)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
-    xb, yb = x[idx], y[idx]
-    xc = xb - xb.mean(axis=1, keepdims=True)
-    yc = yb - yb.mean(axis=1, keepdims=True)
-    sxx = (xc ** 2).sum(axis=1)
-    syy = (yc ** 2).sum(axis=1)
-    sxy = (xc * yc).sum(axis=1)
+    sxy, sxx, syy = _bootstrap_moments(x, y, n_boot, seed)
     ok = (sxx > 0) & (syy > 0)
     boot = sxy[ok] ** 2 / (sxx[ok] * syy[ok])
     alpha = (1 - level) / 2

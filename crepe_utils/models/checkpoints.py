@@ -141,6 +141,78 @@ CHECKPOINTS: tuple[Checkpoint, ...] = (
                note="the 14M pre-training checkpoint; contrastive heads only, at 384 px"),
 )
 
+# --- the field: open_clip checkpoints of vl_compo's 202-row table (Oh et al. 2024, crepe_utils.field) that no
+# paper's roster names. One row each: (key, open_clip architecture, tag, QuickGELU), the activation being the
+# architecture's own in open_clip's config (the tests compare it with the tag's entry). Key: "<tag>-<architecture
+# without -quickgelu>", lower case, "_" as "-". The table's checkpoints that another paper evaluated keep their
+# rows above (openai-*, laion400m-*, laion2b-*, datacomp-*). Nineteen build their image tower with timm.
+_FIELD = (
+    ("webli-vit-l-16-siglip-256", "ViT-L-16-SigLIP-256", "webli", False),
+    ("dfn5b-vit-h-14", "ViT-H-14-quickgelu", "dfn5b", True),
+    ("datacompdr-lt-mobileclip-b", "MobileCLIP-B", "datacompdr_lt", False),
+    ("datacompdr-mobileclip-b", "MobileCLIP-B", "datacompdr", False),
+    ("webli-vit-so400m-14-siglip", "ViT-SO400M-14-SigLIP", "webli", False),
+    ("laion2b-s4b-b115k-eva02-e-14", "EVA02-E-14", "laion2b_s4b_b115k", False),
+    ("laion2b-s34b-b88k-vit-g-14", "ViT-g-14", "laion2b_s34b_b88k", False),
+    ("laion2b-s34b-b82k-augreg-convnext-xxlarge", "convnext_xxlarge", "laion2b_s34b_b82k_augreg", False),
+    ("webli-vit-b-16-siglip", "ViT-B-16-SigLIP", "webli", False),
+    ("webli-vit-b-16-siglip-384", "ViT-B-16-SigLIP-384", "webli", False),
+    ("laion2b-s32b-b82k-vit-l-14", "ViT-L-14", "laion2b_s32b_b82k", False),
+    ("datacompdr-mobileclip-s2", "MobileCLIP-S2", "datacompdr", False),
+    ("metaclip-fullcc-vit-h-14", "ViT-H-14-quickgelu", "metaclip_fullcc", True),
+    ("laion400m-s11b-b41k-eva01-g-14", "EVA01-g-14", "laion400m_s11b_b41k", False),
+    ("datacomp1b-vit-bigg-14-clipa", "ViT-bigG-14-CLIPA", "datacomp1b", False),
+    ("merged2b-s4b-b131k-eva02-l-14", "EVA02-L-14", "merged2b_s4b_b131k", False),
+    ("laion2b-s26b-b102k-augreg-convnext-large-d", "convnext_large_d", "laion2b_s26b_b102k_augreg", False),
+    ("commonpool-xl-laion-s13b-b90k-vit-l-14", "ViT-L-14", "commonpool_xl_laion_s13b_b90k", False),
+    ("dfn2b-vit-l-14", "ViT-L-14-quickgelu", "dfn2b", True),
+    ("datacompdr-mobileclip-s1", "MobileCLIP-S1", "datacompdr", False),
+    ("laion-aesthetic-s13b-b82k-convnext-base-w", "convnext_base_w", "laion_aesthetic_s13b_b82k", False),
+    ("laion-aesthetic-s13b-b82k-convnext-base-w-320", "convnext_base_w_320", "laion_aesthetic_s13b_b82k", False),
+    ("laion2b-s13b-b82k-augreg-convnext-base-w", "convnext_base_w", "laion2b_s13b_b82k_augreg", False),
+    ("datacomp1b-vit-h-14-clipa", "ViT-H-14-CLIPA", "datacomp1b", False),
+    ("laion2b-s13b-b90k-coca-vit-l-14", "coca_ViT-L-14", "laion2b_s13b_b90k", False),
+    ("metaclip-fullcc-vit-l-14", "ViT-L-14-quickgelu", "metaclip_fullcc", True),
+    ("merged2b-s8b-b131k-eva02-b-16", "EVA02-B-16", "merged2b_s8b_b131k", False),
+    ("laion2b-s34b-b79k-vit-b-32", "ViT-B-32", "laion2b_s34b_b79k", False),
+    ("laion2b-s13b-b82k-convnext-base-w", "convnext_base_w", "laion2b_s13b_b82k", False),
+    ("laion400m-s13b-b51k-convnext-base", "convnext_base", "laion400m_s13b_b51k", False),
+    ("datacomp1b-vit-l-14-clipa", "ViT-L-14-CLIPA", "datacomp1b", False),
+    ("metaclip-400m-vit-l-14", "ViT-L-14-quickgelu", "metaclip_400m", True),
+    ("laion2b-s34b-b88k-vit-b-16", "ViT-B-16", "laion2b_s34b_b88k", False),
+    ("dfn2b-vit-b-16", "ViT-B-16-quickgelu", "dfn2b", True),
+    ("metaclip-fullcc-vit-b-32", "ViT-B-32-quickgelu", "metaclip_fullcc", True),
+    ("metaclip-fullcc-vit-b-16", "ViT-B-16-quickgelu", "metaclip_fullcc", True),
+    ("commonpool-xl-clip-s13b-b90k-vit-l-14", "ViT-L-14", "commonpool_xl_clip_s13b_b90k", False),
+    ("laion2b-s13b-b90k-coca-vit-b-32", "coca_ViT-B-32", "laion2b_s13b_b90k", False),
+    ("datacomp-s34b-b86k-vit-b-32-256", "ViT-B-32-256", "datacomp_s34b_b86k", False),
+    ("datacomp-xl-s13b-b90k-vit-b-32", "ViT-B-32", "datacomp_xl_s13b_b90k", False),
+    ("datacomp-xl-s13b-b90k-vit-b-16", "ViT-B-16", "datacomp_xl_s13b_b90k", False),
+    ("metaclip-400m-vit-b-32", "ViT-B-32-quickgelu", "metaclip_400m", True),
+    ("metaclip-400m-vit-b-16", "ViT-B-16-quickgelu", "metaclip_400m", True),
+    ("commonpool-xl-s13b-b90k-vit-l-14", "ViT-L-14", "commonpool_xl_s13b_b90k", False),
+    ("commonpool-l-laion-s1b-b8k-vit-b-16", "ViT-B-16", "commonpool_l_laion_s1b_b8k", False),
+    ("commonpool-l-clip-s1b-b8k-vit-b-16", "ViT-B-16", "commonpool_l_clip_s1b_b8k", False),
+    ("commonpool-l-text-s1b-b8k-vit-b-16", "ViT-B-16", "commonpool_l_text_s1b_b8k", False),
+    ("commonpool-l-image-s1b-b8k-vit-b-16", "ViT-B-16", "commonpool_l_image_s1b_b8k", False),
+    ("commonpool-l-basic-s1b-b8k-vit-b-16", "ViT-B-16", "commonpool_l_basic_s1b_b8k", False),
+    ("commonpool-l-s1b-b8k-vit-b-16", "ViT-B-16", "commonpool_l_s1b_b8k", False),
+    ("commonpool-m-laion-s128m-b4k-vit-b-32", "ViT-B-32", "commonpool_m_laion_s128m_b4k", False),
+    ("commonpool-m-text-s128m-b4k-vit-b-32", "ViT-B-32", "commonpool_m_text_s128m_b4k", False),
+    ("commonpool-m-basic-s128m-b4k-vit-b-32", "ViT-B-32", "commonpool_m_basic_s128m_b4k", False),
+    ("commonpool-m-clip-s128m-b4k-vit-b-32", "ViT-B-32", "commonpool_m_clip_s128m_b4k", False),
+    ("commonpool-m-image-s128m-b4k-vit-b-32", "ViT-B-32", "commonpool_m_image_s128m_b4k", False),
+    ("commonpool-m-s128m-b4k-vit-b-32", "ViT-B-32", "commonpool_m_s128m_b4k", False),
+    ("commonpool-s-image-s13m-b4k-vit-b-32", "ViT-B-32", "commonpool_s_image_s13m_b4k", False),
+    ("commonpool-s-laion-s13m-b4k-vit-b-32", "ViT-B-32", "commonpool_s_laion_s13m_b4k", False),
+    ("commonpool-s-clip-s13m-b4k-vit-b-32", "ViT-B-32", "commonpool_s_clip_s13m_b4k", False),
+    ("commonpool-s-text-s13m-b4k-vit-b-32", "ViT-B-32", "commonpool_s_text_s13m_b4k", False),
+    ("commonpool-s-basic-s13m-b4k-vit-b-32", "ViT-B-32", "commonpool_s_basic_s13m_b4k", False),
+    ("commonpool-s-s13m-b4k-vit-b-32", "ViT-B-32", "commonpool_s_s13m_b4k", False),
+)
+CHECKPOINTS += tuple(_open_clip(key, f"{architecture} {tag}", architecture, tag, quick_gelu)
+                     for key, architecture, tag, quick_gelu in _FIELD)
+
 _BY_KEY = {c.key: c for c in CHECKPOINTS}
 
 

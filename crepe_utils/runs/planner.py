@@ -7,6 +7,13 @@ checkpoint of every roster, in registry order; ``--models all`` also runs each o
 that takes it (a benchmark can refuse a checkpoint it cannot describe, e.g. one whose splits exist only for
 models trained on particular data); named keys get what the rosters give them.
 
+``--models field`` is the checkpoints of vl_compo's 202-checkpoint table that open_clip builds
+(:data:`crepe_utils.field.ROSTER`), each on the benchmarks of that table the companion scores
+(:data:`crepe_utils.field.BENCHMARKS`), so its published numbers can be set beside evaluated ones. The table's
+CREPE columns pool each hard-negative type over the archive's ``prod_vg_hard_negs_{type}_all.csv`` files, which
+are not the nine complexity files the companion evaluates: an evaluated result pooled over n = 4–12 is close to
+the table's number, not on the same items.
+
 Folders: with no ``--data-dir`` / ``--image-dir`` each benchmark reads its own (its datasets' folders). A
 folder given on the command line is one folder, so it is refused when the jobs read different datasets.
 """
@@ -14,13 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import benchmarks
+from .. import benchmarks, field
 from ..errors import CrepeError, ModelError
 from ..models import checkpoints, resolve
 from ..protocol.benchmark import SelectionError
 
-#: ``--models`` words for every checkpoint of the rosters
-PAPER, ALL = "paper", "all"
+#: ``--models`` words: every checkpoint of the rosters; and also on every other benchmark; vl_compo's table
+PAPER, ALL, FIELD = "paper", "all", "field"
 
 
 class FolderError(CrepeError, ValueError):
@@ -37,6 +44,13 @@ class Job:
 def benchmark_names() -> list[str]:
     """The benchmarks that have a roster, in registry order (``--benchmarks`` choices)."""
     return [b.name for b in benchmarks.BENCHMARKS.values() if b.roster]
+
+
+def choosable() -> list[str]:
+    """Every benchmark a plan can run (``--benchmarks`` choices), in registry order: those with a roster, and the
+    field's."""
+    names = set(benchmark_names()) | set(field_benchmarks())
+    return [b.name for b in benchmarks.BENCHMARKS.values() if b.name in names]
 
 
 def paper_keys() -> list[str]:
@@ -62,9 +76,25 @@ def entered(key: str, every: bool = False) -> list[str]:
             if key in benchmarks.get(name).roster or (every and _takes(benchmarks.get(name), key))]
 
 
+def field_benchmarks() -> list[str]:
+    """The benchmarks of ``--models field``: those of vl_compo's table that the companion scores, in registry order."""
+    names = {benchmarks.get(b).name for b in field.BENCHMARKS}
+    return [b.name for b in benchmarks.BENCHMARKS.values() if b.name in names]
+
+
+def field_plan(chosen=None) -> list[Job]:
+    """``--models field``: every checkpoint of :data:`crepe_utils.field.ROSTER` on each of the field's benchmarks
+    that is ``chosen`` (default: all of them)."""
+    names = [b for b in field_benchmarks() if chosen is None or b in chosen]
+    return [Job(key, bench, checkpoints.checkpoint(key).display) for key in field.ROSTER for bench in names]
+
+
 def plan(models: list[str], chosen=None) -> tuple[list[Job], list[str]]:
     """The jobs for ``--models`` and ``--benchmarks`` (a model's jobs together, in registry order), and one
-    ``skip <key>: why`` line for each model that gets none."""
+    ``skip <key>: why`` line for each model that gets none. ``chosen`` None: every benchmark with a roster (for
+    ``field``: the field's benchmarks)."""
+    if models == [FIELD]:
+        return field_plan(chosen), []
     chosen = benchmark_names() if chosen is None else chosen
     every = models == [ALL]
     keys = paper_keys() if models in ([PAPER], [ALL]) else list(dict.fromkeys(models))

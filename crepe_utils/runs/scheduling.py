@@ -253,18 +253,20 @@ def _run_parallel(jobs, devices, settings, out, report, target=_worker) -> list[
 def add_arguments_evaluate_paper(parser) -> None:
     parser.add_argument("--models", nargs="+", default=[paper_jobs.PAPER],
                         help="checkpoint keys, or 'paper' (default: every checkpoint of the benchmarks' rosters, "
-                        "each on the benchmarks whose paper evaluated it) or 'all' (each also on every other "
-                        "benchmark that takes it); `python -m crepe_utils models` lists them")
-    names = paper_jobs.benchmark_names()
-    parser.add_argument("--benchmarks", nargs="+", default=names,
-                        choices=[*names, *(a for a, n in benchmarks.ALIASES.items() if n in names)],
-                        help="which benchmarks to run, or their aliases (default: every one with a roster)")
+                        "each on the benchmarks whose paper evaluated it), 'all' (each also on every other "
+                        "benchmark that takes it) or 'field' (the open_clip checkpoints of vl_compo's 202-checkpoint "
+                        "table, on the benchmarks it covers); `python -m crepe_utils models` lists them")
+    choices = paper_jobs.choosable()
+    parser.add_argument("--benchmarks", nargs="+", default=None,
+                        choices=[*choices, *(a for a, n in benchmarks.ALIASES.items() if n in choices)],
+                        help="which benchmarks to run, or their aliases (default: every one with a roster; with "
+                        "--models field, the field's: " + ", ".join(paper_jobs.field_benchmarks()) + ")")
     add_run_arguments(parser)
     parser.add_argument("--devices", default=None, help="comma-separated devices, e.g. cuda:0,cuda:1: one worker "
                         "process per device, each taking the next (model, benchmark) job (a comma-separated "
                         "--device does the same)")
     parser.epilog = ("Folders: without --data-dir and --image-dir each benchmark reads its own datasets' folders ("
-                     + paper_jobs.own_folders(names) + "). --data-dir / --image-dir name one folder, so they are "
+                     + paper_jobs.own_folders(choices) + "). --data-dir / --image-dir name one folder, so they are "
                      "refused when the jobs read different datasets: choose one kind with --benchmarks to give them.")
 
 
@@ -275,7 +277,8 @@ def run_evaluate_paper(args) -> int:
     spread = args.devices or (args.device if "," in args.device else None)   # make evaluate DEVICE=cuda:0,cuda:1
     devices = parse_devices(spread) if spread else [check_device(args.device)]
     kwargs = {"run": run_of(args), "settings": settings_cli.from_args(args)}   # a bad setting stops here
-    jobs, skipped = paper_jobs.plan(args.models, [benchmarks.get(b).name for b in args.benchmarks])
+    chosen = None if args.benchmarks is None else [benchmarks.get(b).name for b in args.benchmarks]
+    jobs, skipped = paper_jobs.plan(args.models, chosen)
     paper_jobs.check_folders(jobs, args.data_dir, args.image_dir)
     for line in skipped:
         print(line)

@@ -1,7 +1,7 @@
 """``make docs``: the companion as a static website, built from the executed notebooks.
 
 ``python -m crepe_utils.site.build --build-dir build --out build/site``. Pages: the README (the
-landing page), the teaching notebook and the eight paper notebooks in order, the Markdown pages of
+landing page), every notebook of ``notebooks/`` in file-name order, the Markdown pages of
 ``docs/`` (the claims page with the full checks table), and every figure and table. The site opens
 from disk (``file://``): links are relative, images are files of the site or embedded in the page,
 and no page loads a script, font or style sheet from anywhere. A link that would have no target on

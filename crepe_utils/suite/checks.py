@@ -2,7 +2,8 @@
 
 The rows are the topics' of every benchmark folder's ``claims`` module (``TOPICS``, ``ORDER``, ``sections``;
 :class:`crepe_utils.claims.base.Topic`), in registry order, then those about several benchmarks (the blind
-scorers, :mod:`.blind_claims`). Each topic is what a notebook's check cell lists, assembled once for it and here.
+scorers, :mod:`.blind_claims`; vl_compo's 202-checkpoint table, :mod:`.field_claims`). Each topic is what a
+notebook's check cell lists, assembled once for it and here.
 """
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from .. import benchmarks
 from ..analysis.reporting import claims_page_current, update_claims_page, write_table
 from ..benchmarks.winoground import results as winoground_results
 from ..results import store
-from . import blind_claims
+from . import blind_claims, field_claims
 from ..claims.base import Check, failures, to_frame
 
 
 def _providers() -> list:
     """The modules with claims: each benchmark folder's ``claims``, in registry order, then the suite's."""
-    return [m for m in (benchmarks.part(f, "claims") for f in benchmarks.FOLDERS) if m is not None] + [blind_claims]
+    folders = [m for m in (benchmarks.part(f, "claims") for f in benchmarks.FOLDERS) if m is not None]
+    return folders + [blind_claims, field_claims]
 
 
 def topics() -> dict:

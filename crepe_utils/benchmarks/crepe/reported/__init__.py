@@ -6,8 +6,10 @@ appendix it comes from; the functions only read them. Model keys are checkpoint 
 
 Two files hold counts of the released *data* rather than the paper's numbers, pinned so that a recount
 can be checked against them: ``released_productivity_files.csv`` (per productivity CSV: sha256 and
-counts) and ``released_counts.csv`` (totals of the productivity files). ``blind_published.csv`` holds the
-text-only numbers other papers published on CREPE productivity.
+counts) and ``released_counts.csv`` (totals of the productivity files); ``released_all_files.csv`` holds what
+is known of the archive's three ``prod_vg_hard_negs_{type}_all.csv`` files, which sit beside the type folders and
+which the development data lack (the swap file's row count). ``blind_published.csv`` holds the text-only numbers
+other papers published on CREPE productivity.
 """
 from __future__ import annotations
 
@@ -57,11 +59,6 @@ def productivity() -> pd.DataFrame:
     return _with_model_columns(_read("productivity_r1.csv"))
 
 
-
-
-
-
-
 def blind_published() -> pd.DataFrame:
     """Published text-only ("blind") Recall@1 (%) on CREPE productivity per HN type, beside the CLIP row they
     were compared with."""
@@ -102,6 +99,11 @@ def imagenet_table() -> pd.DataFrame:
     """ImageNet zero-shot top-1 of the paper's checkpoints, every measurement with its source."""
     df = imagenet.measurements()
     return _with_model_columns(df[df["model"].isin(roster.model_order())].reset_index(drop=True))
+def released_all_rows() -> dict[str, int]:
+    """HN type → the row count of the archive's ``prod_vg_hard_negs_{type}_all.csv``, where it is known (not the
+    sum of the type's nine complexity files)."""
+    df = _read("released_all_files.csv")
+    return {hn: int(rows) for hn, rows in zip(df["hn_type"], df["rows"])}
 
 
 def claim_source(claim_id: str) -> str:
