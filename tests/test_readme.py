@@ -71,6 +71,17 @@ def test_readme_is_short_and_links_every_page_of_docs():
     assert pages <= linked, f"pages of docs/ the README does not link: {sorted(pages - linked)}"
 
 
+def test_readme_lists_every_declared_dataset_as_the_declarations_say():
+    from crepe_utils.suite.download import dataset_table
+    block = re.search(r"<!-- datasets:start[^>]*-->\n(.*?)<!-- datasets:end -->", README, flags=re.S)
+    assert block, "README has no datasets block"
+    assert block.group(1) == dataset_table(), ("README's dataset table is not the declarations': paste the output "
+                                               "of `python -m crepe_utils download --table` between its markers")
+    for name in benchmarks.DATASETS.datasets:
+        assert f"`make data-{name}`" in block.group(1)                  # a row (and its target) per dataset
+    assert "v7w_&lt;id&gt;.jpg" in block.group(1)                        # no raw <tag> for Markdown to swallow
+
+
 def test_readme_has_the_examples_this_file_knows():
     commands = shell_examples()
     assert any(c.startswith("python -m crepe_utils evaluate") for c in commands)

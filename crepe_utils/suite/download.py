@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import html
 import os
 import sys
 from pathlib import Path
 from typing import Mapping
 
 from .. import benchmarks, textfile
+from ..analysis.prose import listing
 from ..download.datasets import MIRROR_ENV, OVERRIDE_ENV
 from ..errors import error_line
 from ..download.downloader import Downloader
@@ -49,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "their default folders (" + ", ".join(d.name for d in catalogue.datasets.values()
                                                                    if any(f.released_text for f in d.files)) +
                              "); one line per dataset, exit 0 even offline (`make all` runs this first)")
+    parser.add_argument("--table", action="store_true",
+                        help="print every dataset as a Markdown table: what it unlocks, its folder, how to get it "
+                             "(README's)")
     parser.add_argument("--list-targets", action="store_true",
                         help="list one `make data-<dataset>` line per dataset (what `make help` prints)")
     parser.epilog = (
@@ -58,6 +63,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"  {'':<30} see crepe_utils/download/datasets.py\n"
         f"  {'HF_TOKEN':<30} Hugging Face token for Winoground (or `huggingface-cli login`)\n"
         f"Bookkeeping: DEST/{RECORD_NAME} (verified sizes and digests), DEST/<folder>/{MARKER_NAME}.")
+
+
+def dataset_table() -> str:
+    """Every dataset the benchmarks declare, as README's Markdown table: what it is, what it unlocks, its folder and
+    how to get it. Built from the declarations alone, so a benchmark's new dataset is a new row."""
+    rows = ["| dataset | what it unlocks | folder | how to get it |", "|---|---|---|---|"]
+    for d in benchmarks.DATASETS.datasets.values():
+        users = dict.fromkeys(b.title.split(" (")[0] for b in benchmarks.BENCHMARKS.values() if d in b.datasets)
+        unlocks = d.unlocks or ("images for evaluating on " + listing(users) if users else "")
+        folder = f"`${d.variable}`" if d.variable else f"`$CREPE_DATA/{d.folder}`"
+        if d.gated:
+            how = f"accept its terms on the Hugging Face hub, then `HF_TOKEN=... make data-{d.name}`"
+        elif all(f.released_text for f in d.files):
+            how = f"`make all` online, or `make data-{d.name}`"
+        else:
+            how = f"`make data-{d.name}`"
+        rows.append(f"| {html.escape(d.description, quote=False)} | {unlocks} | {folder} | {how} |")
+    return "\n".join(rows) + "\n"
 
 
 def _ask() -> bool:
@@ -71,6 +94,9 @@ def _released_text() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.table:
+        print(dataset_table(), end="")
+        return 0
     if args.list_targets:
         for d in benchmarks.DATASETS.datasets.values():
             print(f"data-{d.name}\t{d.description}")
