@@ -107,7 +107,9 @@ def test_the_models_command_lists_the_table_and_every_roster(capsys):
     assert main(["models"]) == 0
     out = capsys.readouterr().out
     table, rosters = out.split("Rosters (evaluate-paper's jobs):")
-    listed = [line.split()[0] for line in table.strip().splitlines()[2:]]
+    lines = table.strip().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["key", "name"])
+    listed = [line.split()[0] for line in lines[header + 1:]]
     assert listed == [c.key for c in checkpoints.CHECKPOINTS]
     rows = [line.split()[:2] for line in rosters.strip().splitlines()[1:]]
     assert rows == [[b.name, key] for b in benchmarks.BENCHMARKS.values() for key in b.roster]
