@@ -416,11 +416,11 @@ def test_a_selection_given_as_a_list_is_kept_as_a_tuple_in_order():
 
 
 @pytest.mark.parametrize("values, fragment", [
-    (dict(pieces=("bogus",)), "valse: pieces 'bogus' is not allowed; choose from: existence, plurals,"),
-    (dict(pieces=("existence", "counting")), "pieces 'counting' is not allowed"),
-    (dict(pieces=()), "pieces an empty list is not allowed"),
-    (dict(subset="all"), "valse: subset 'all' is not allowed; choose from: valid, full"),
-    (dict(subset="Valid"), "subset 'Valid' is not allowed"),
+    (dict(pieces=("bogus",)), "valse: pieces (--pieces) 'bogus' is not allowed; choose from existence, plurals,"),
+    (dict(pieces=("existence", "counting")), "pieces (--pieces) 'counting' is not allowed"),
+    (dict(pieces=()), "pieces (--pieces) is empty and so selects nothing"),
+    (dict(subset="all"), "valse: subset (--subset) 'all' is not allowed; choose from valid, full"),
+    (dict(subset="Valid"), "subset (--subset) 'Valid' is not allowed"),
     (dict(hn_types=("atom",)), "benchmark valse has no hn_types to select (it selects by: pieces, subset)"),
 ])
 def test_a_bad_selection_is_one_clear_error(values, fragment):
@@ -465,8 +465,8 @@ def _one_error_line(proc) -> str:
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (("evaluate", "--benchmark", "valse", "--pieces", "bogus"), "valse: pieces 'bogus' is not allowed; choose from:"),
-    (("valse", "--subset", "all"), "valse: subset 'all' is not allowed; choose from: valid, full"),
+    (("evaluate", "--benchmark", "valse", "--pieces", "bogus"), "valse: pieces (--pieces) 'bogus' is not allowed; choose from"),
+    (("valse", "--subset", "all"), "valse: subset (--subset) 'all' is not allowed; choose from valid, full"),
     (("evaluate", "--benchmark", "valse", "--pieces", "existence", "plurals"), "plurals.json: item 'p': mturk votes"),
     (("valse", "--pieces", "relations"), "relations.json: missing (expected VALSE's released relations.json"),
 ])

@@ -36,6 +36,11 @@ def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]
     return 100.0 * float(low), 100.0 * float(high)
 
 
+def clopper_pearson_or_nan(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """:func:`clopper_pearson`, or (nan, nan) for an empty set (n = 0): a table row with nothing to estimate."""
+    return (float("nan"), float("nan")) if n == 0 else clopper_pearson(k, n, level)
+
+
 def wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     """Wilson score interval for k successes in n trials, in percent."""
     if n <= 0 or not 0 <= k <= n:

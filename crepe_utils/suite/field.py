@@ -24,11 +24,11 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from .. import field
+from ..analysis import uncertainty
 from ..analysis.correlation import pearson_with_uncertainty
 from ..benchmarks.crepe import reported as crepe_reported, roster as crepe_roster
 from ..benchmarks.sugarcrepe import reported as sugarcrepe_reported
 from ..benchmarks.valse import reported as valse_reported
-from ..benchmarks.valse.analysis import exact_interval
 from ..benchmarks.valse.data import PIECES
 from ..benchmarks.winoground import reported as winoground_reported, results as winoground_results
 from ..benchmarks.winoground import roster as winoground_roster
@@ -390,7 +390,7 @@ def blind_placement(blind: pd.DataFrame, table: pd.DataFrame | None = None,
     for r in blind.itertuples():
         v = table[r.column].to_numpy(float)
         value = 100.0 * r.k / r.n
-        low, high = exact_interval(int(r.k), int(r.n))
+        low, high = uncertainty.clopper_pearson_or_nan(int(r.k), int(r.n))
         above = table[v >= value].sort_values(r.column, ascending=False)
         n_field = field_n.get(r.column) or r.n
         bound = (100.0 * r.k / n_field, 100.0 * (r.k + n_field - r.n) / n_field) if n_field > r.n else (value, value)

@@ -11,14 +11,15 @@ import re
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
 from ... import blind
+from ...analysis import uncertainty
 from .data import PIECES, PIECE_NAMES, Items, load_items
 from .datasets import VALSE_JSONS
 
-#: the text-only scorers run per piece: the fixed rules and the cross-fitted bigram
-SCORERS = ("negation", "length", "wordfreq", "bigram")
+#: the text-only scorers run per piece: the fixed rules and the cross-fitted bigram, summed and per word (a foil one
+#: word longer than its caption, as existence's "no" makes half of them, is less probable summed for that alone)
+SCORERS = ("negation", "length", "wordfreq", "bigram", "bigram-mean")
 _NEGATION = re.compile(r"(?<![a-z])(no|not)(?![a-z])")
 _NUMBER = re.compile(r"\d+")
 
@@ -33,10 +34,7 @@ def items(data_dir=None, subset: str = "valid") -> Items | str:
 
 def exact_interval(k: int, n: int) -> tuple[float, float]:
     """The exact (Clopper–Pearson) 95% interval of a rate of k in n, in percent; (nan, nan) for n = 0."""
-    if n == 0:
-        return float("nan"), float("nan")
-    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
-    return 100 * ci.low, 100 * ci.high
+    return uncertainty.clopper_pearson_or_nan(k, n)
 
 
 def counts_table(full: Items) -> pd.DataFrame:
