@@ -68,10 +68,13 @@ def rules() -> dict:
 
 def unlocks(dataset: str) -> str:
     """What having ``dataset`` makes possible: its own declaration's words, or, for an image set, the benchmarks
-    that read it."""
+    that read it ("images for evaluating on SugarCrepe and VALSE")."""
     own = DATASETS.get(dataset).unlocks
-    users = [b.name for b in BENCHMARKS.values() if dataset in {d.name for d in b.datasets}]
-    return own or f"evaluating a model on {', '.join(users)}"
+    users = list(dict.fromkeys(b.title.split(" (")[0] for b in BENCHMARKS.values()
+                               if dataset in {d.name for d in b.datasets}))
+    if own or not users:
+        return own
+    return "images for evaluating on " + (users[0] if len(users) == 1 else f"{', '.join(users[:-1])} and {users[-1]}")
 
 
 def paper_names() -> str:

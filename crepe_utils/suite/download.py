@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Mapping
 
 from .. import benchmarks, textfile
-from ..analysis.prose import listing
 from ..download.datasets import MIRROR_ENV, OVERRIDE_ENV
 from ..errors import error_line
 from ..download.downloader import Downloader
@@ -70,8 +69,7 @@ def dataset_table() -> str:
     how to get it. Built from the declarations alone, so a benchmark's new dataset is a new row."""
     rows = ["| dataset | what it unlocks | folder | how to get it |", "|---|---|---|---|"]
     for d in benchmarks.DATASETS.datasets.values():
-        users = dict.fromkeys(b.title.split(" (")[0] for b in benchmarks.BENCHMARKS.values() if d in b.datasets)
-        unlocks = d.unlocks or ("images for evaluating on " + listing(users) if users else "")
+        unlocks = benchmarks.unlocks(d.name)
         folder = f"`${d.variable}`" if d.variable else f"`$CREPE_DATA/{d.folder}`"
         if d.gated:
             how = f"accept its terms on the Hugging Face hub, then `HF_TOKEN=... make data-{d.name}`"
