@@ -342,6 +342,14 @@ def test_check_counts_a_damaged_manifest_and_exits_non_zero(tmp_path):
             "its folder; its result is left out") in done.stderr.splitlines()
 
 
+def test_the_schema_knows_the_rules_and_benchmarks_the_registry_declares():
+    assert set(store.DECLARED_VALUES["scoring"]) == {"retrieval", "winoground"}
+    assert set(store.DECLARED_VALUES["benchmark"]) == {"crepe-systematicity", "crepe-productivity", "winoground",
+                                                       "sugarcrepe", "valse", "systematicity", "productivity"}
+    with pytest.raises(KeyError):
+        store.declare_values("colour", ("red",))
+
+
 def test_a_manifest_that_does_not_fit_the_schema_is_not_written(tmp_path):
     summary = pd.DataFrame(columns=store.SUMMARY_COLUMNS)
     with pytest.raises(store.ResultsError, match="has 'label' = 5, expected a string"):

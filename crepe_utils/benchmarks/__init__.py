@@ -15,6 +15,7 @@ import importlib
 from types import ModuleType
 
 from ..download.datasets import Catalogue
+from ..results import store
 from ..settings import EvaluationSettings
 from ..protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources
 
@@ -41,6 +42,11 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for name in FOLDERS for b in folde
 ALIASES: dict[str, str] = {alias: b.name for b in BENCHMARKS.values() for alias in b.aliases}
 #: every dataset a benchmark reads (its own text, the image sets it uses), in order: ``download <name>``
 DATASETS = Catalogue(dict.fromkeys(d for b in BENCHMARKS.values() for d in b.datasets))
+
+
+# a result's manifest names one of these benchmarks and one of their rules, or it is named and left out
+store.declare_values("benchmark", (*BENCHMARKS, *ALIASES))
+store.declare_values("scoring", dict.fromkeys(b.rule.name for b in BENCHMARKS.values()))
 
 
 def get(name: str) -> Benchmark:

@@ -23,6 +23,7 @@ are: ``"evaluated"`` (the real CREPE data), ``"toy"`` (the procedurally generate
 """
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -173,9 +174,24 @@ def check_kind(kind) -> None:
         raise KindError(f"kind must be one of {', '.join(KINDS)} (--kind), got {kind!r}")
 
 
+#: Values of top-level manifest keys that a layer above declares (:func:`declare_values`): the benchmark registry
+#: declares its benchmarks' names and scoring rules when it is imported, so a result of an unknown rule or
+#: benchmark is named and left out rather than read by no reader. A key nobody declared takes any value of its type.
+DECLARED_VALUES: dict[str, tuple[str, ...]] = {}
+
+
+def declare_values(key: str, values) -> None:
+    """Declare the values manifest key ``key`` may take (the registry's: ``scoring``, ``benchmark``)."""
+    if key not in MANIFEST_SCHEMA:
+        raise KeyError(f"{key!r} is not a key of MANIFEST_SCHEMA")
+    DECLARED_VALUES[key] = tuple(values)
+
+
 def schema_problem(obj: dict, schema: Mapping[str, Key] = MANIFEST_SCHEMA, prefix: str = "") -> str | None:
     """What is wrong with ``obj`` against ``schema`` (the first problem: a key and why), or None."""
     for name, key in schema.items():
+        if not prefix and key.values is None and name in DECLARED_VALUES:
+            key = dataclasses.replace(key, values=DECLARED_VALUES[name])
         where = f"{prefix}{name}"
         if name not in obj:
             if key.required:
