@@ -35,7 +35,7 @@ from .models import load_model, resolve
 from .models.spec import LoadedModel, check_device
 from .results import provenance
 from .results.store import check_kind, result_dir, write_result
-from .settings import EvaluationSettings
+from .settings import EvaluationSettings, option_name
 
 
 class EvaluationError(CrepeError, ValueError):
@@ -105,7 +105,9 @@ def _route(bench, run: Run | None, selection: Selection | None, settings: Evalua
                                                      if k in _fields(EvaluationSettings)})
     refused = bench.refused_settings(settings)
     if refused:
-        raise EvaluationError(f"{bench.name} does not apply {', '.join(refused)} (its scoring rule "
+        fields = {f.name: f for f in dataclasses.fields(EvaluationSettings)}
+        named = ", ".join(f"{r} ({option_name(fields[r])})" if r in fields else r for r in refused)
+        raise EvaluationError(f"{bench.name} does not apply {named} (its scoring rule "
                               f"{bench.rule.name!r} and reader take: "
                               f"{', '.join(sorted(bench.honours | bench.rule.honours)) or 'none of these'}); "
                               "leave it at its default")

@@ -175,7 +175,7 @@ def test_only_all_negatives_with_no_shared_query_is_one_line(crepe_root, tmp_pat
 
 # ------------------------------------------------------------------------------ 2. every selected set accounted for
 
-UNSCORED_READ = ("warning: crepe-productivity: set atom n=4 has no scored query (none of its queries was read): "
+UNSCORED_READ = ("warning: crepe-productivity: set hn_type=atom complexity=4 has no scored query (none of its queries was read): "
                  "its summary row has n_queries 0 and no metric")
 
 
@@ -199,11 +199,11 @@ def test_a_sugarcrepe_subset_without_images_keeps_its_row_and_skip_count(sugarcr
     rc, lines, _ = _evaluate_cli(capsys, tiny_model, "sugarcrepe", data_dir, tmp_path / "out", "--skip-missing-images",
                                  image_dir=image_dir)
     assert rc == 0
-    summary = _summary(tmp_path / "out").set_index("hn_type")
+    summary = _summary(tmp_path / "out").set_index("subset")
     assert list(summary.index) == list(SUBSETS)
     gone = summary.index[summary["n_queries"] == 0]
     assert "add_att" in gone and (summary.loc[gone, "n_skipped"] == 2).all()
-    assert lines == [f"warning: sugarcrepe: set {s} has no scored query (all 2 of its queries were skipped): its "
+    assert lines == [f"warning: sugarcrepe: set subset={s} has no scored query (all 2 of its queries were skipped): its "
                      "summary row has n_queries 0 and no metric" for s in gone]
     assert (summary["n_queries"] + summary["n_skipped"] == 2).all()      # every pair is scored or counted
 
@@ -211,7 +211,7 @@ def test_a_sugarcrepe_subset_without_images_keeps_its_row_and_skip_count(sugarcr
 def test_a_systematicity_split_without_rows_keeps_its_rows(crepe_root, tmp_path, tiny_model):
     data_dir, image_dir = crepe_root
     _header_only(next(data_dir.rglob("syst_vg_hard_negs_unseen_compounds_in_laion.csv")))
-    with pytest.warns(UserWarning, match="set laion atom UC has no scored query"):
+    with pytest.warns(UserWarning, match="set train_data=laion hn_type=atom split=UC has no scored query"):
         summary = _api(tiny_model, "systematicity", data_dir=data_dir, image_dir=image_dir, train_data="laion",
                        out=tmp_path / "out")
     counts = summary.set_index(["hn_type", "split"])["n_queries"]
@@ -379,7 +379,7 @@ SELECTION_CASES = [
     ("productivity", ["--complexities", "4", "4"], "crepe-productivity: complexities (--complexities) names 4 more "
                                                    "than once; give each value once"),
     ("productivity", ["--subsets", "add_att"], "benchmark crepe-productivity has no subsets to select (it selects by: "
-                                               "all_negatives, complexities, hn_types)"),
+                                               "hn_types, complexities, all_negatives)"),
 ]
 
 
@@ -394,7 +394,7 @@ def test_a_selection_value_is_checked_at_the_command_line(benchmark, options, ex
     ("productivity", {"complexities": ("4",)}, "complexities (--complexities) '4' is a str, not an integer"),
     ("productivity", {"complexities": (4.0,)}, "complexities (--complexities) 4.0 is a float, not an integer"),
     ("productivity", {"hn_types": ()}, "hn_types (--hn-types) is empty and so selects nothing"),
-    ("productivity", {"all_negatives": "yes"}, "all_negatives 'yes' is a str, not True or False"),
+    ("productivity", {"all_negatives": "yes"}, "all_negatives (--no-all-negatives) 'yes' is a str, not True or False"),
     ("productivity", {"hn_types": ("all",), "all_negatives": False}, "hn_types 'all' asks for the all-negatives sets"),
     ("sugarcrepe", {"subsets": ("swap_att", "bogus")}, "subsets (--subsets) 'bogus' is not allowed"),
     ("winoground", {"layout": "tar"}, "layout (--layout) 'tar' is not allowed"),
@@ -419,11 +419,12 @@ def test_the_options_list_the_values_of_the_benchmarks_declarations(capsys):
     with pytest.raises(SystemExit):
         cli.main(["evaluate", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "crepe-productivity: " + " ".join(map(str, Q.COMPLEXITIES)) in text
-    assert "sugarcrepe: " + " ".join(SUBSETS) in text
+    assert "(" + " ".join(map(str, Q.COMPLEXITIES)) + ")" in text           # CREPE's nine complexities, as declared
+    assert "(" + " ".join(SUBSETS) + ")" in text
     for bench in benchmarks.BENCHMARKS.values():
-        for name, allowed in bench.selects.items():
-            assert allowed is None or all(str(v) in text for v in allowed), (bench.name, name)
+        for option in bench.options:
+            assert f"{bench.name}: {option.help}" in text, (bench.name, option.name)
+            assert not option.choices or " ".join(map(str, option.choices)) in text, (bench.name, option.name)
 
 
 # ------------------------------------------------------------------------------ the smaller ones
@@ -571,7 +572,8 @@ def test_paths_that_are_files_or_not_folders(tmp_path, capsys, sugarcrepe, tiny_
     ({"data_dir": 5}, "evaluate(): data_dir=5 is not allowed: it must be a string or a path or None"),
     ({"label": 5}, "evaluate(): label=5 is not allowed: it must be a string"),
     ({"run": "results"}, "evaluate(): run= must be a Run (or None), got str; its fields can also be passed as keywords"),
-    ({"selection": {"subsets": ["add_att"]}}, "evaluate(): selection= must be a Selection (or None), got dict"),
+    ({"selection": ["add_att"]}, "evaluate(): selection= must be a Selection or a mapping of option → value (or None), "
+                                 "got list"),
     ({"kind": "guess"}, "kind must be one of evaluated, toy, fixture (--kind), got 'guess'"),
 ])
 def test_wrong_types_through_the_python_api_are_user_errors(keywords, expected, tmp_path):
@@ -636,7 +638,8 @@ def test_the_toy_command_refuses_a_count_below_1(tmp_path, capsys):
 def test_winoground_refuses_a_setting_it_would_ignore(winoground, tmp_path, capsys, tiny_model):
     rc, lines, _ = _evaluate_cli(capsys, tiny_model, "winoground", winoground, tmp_path / "out", "--limit", "2")
     assert _one_error(rc, lines, tmp_path / "out") == (
-        "error: benchmark winoground does not use the setting limit (--limit): leave it at the default")
+        "error: winoground does not apply limit (--limit) (its scoring rule 'winoground' and reader take: n_boot); "
+        "leave it at its default")
 
 
 @pytest.mark.parametrize("benchmark, message", [
@@ -739,7 +742,7 @@ def test_an_abandoned_temporary_result_is_ignored_and_cleared(sugarcrepe, tmp_pa
     (stale / "summary.csv").write_text("model,benchmark\nhalf,written\n")
     assert store.load_results(out).empty
     _api(tiny_model, "sugarcrepe", data_dir=data_dir, image_dir=image_dir, subsets=("add_att",), out=out)
-    assert not stale.exists() and store.load_results(out)["hn_type"].tolist() == ["add_att"]
+    assert not stale.exists() and store.load_results(out)["subset"].tolist() == ["add_att"]
 
 
 def test_a_full_disk_during_a_download_names_it_and_keeps_the_part_file(tmp_path, monkeypatch):
