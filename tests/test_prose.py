@@ -118,9 +118,15 @@ def _value(token: str) -> Decimal | None:
         return None
 
 
+#: A confidence level named with its interval ("exact 95% intervals", "95% percentile bootstrap interval"): a setting
+#: of the method, not a value of the data.
+_LEVEL = re.compile(r"\b95%(?=\s+(?:[\w-]+\s+){0,3}(?:intervals?|CIs?|confidence)\b)", re.I)
+
+
 def numbers(text: str, words: bool = True) -> list[tuple[str, Decimal]]:
-    """(as written, absolute value) of every number in ``text`` that is a value, not a reference or identifier."""
-    text = _REFERENCE.sub(" ", text)
+    """(as written, absolute value) of every number in ``text`` that is a value, not a reference, identifier or
+    confidence level."""
+    text = _LEVEL.sub(" ", _REFERENCE.sub(" ", text))
     found = []
     for m in _NUMBER.finditer(text):
         before = text[max(0, m.start() - 2):m.start()]
@@ -266,6 +272,11 @@ def test_published_values_need_a_citation_and_number_words_count():
     assert "cites no source" in problem
     [problem] = number_problems(_notebook(["Seventeen models are shown."], ["| 16 |"]))
     assert "'Seventeen'" in problem
+
+
+def test_a_confidence_level_is_not_a_value_but_a_percentage_of_the_data_is():
+    assert numbers("with exact 95% intervals; its 95% percentile bootstrap interval") == []
+    assert [t for t, _ in numbers("HN-Neg reaches 95% on 1,262 queries")] == ["95", "1,262"]
 
 
 def test_direction_words_only_in_generated_prose_cited_quotes_and_questions():
