@@ -175,13 +175,17 @@ $(BUILD)/06_toy_world.ipynb: notebooks/06_toy_world.ipynb crepe_utils/notebooks.
 # tests/test_prose.py reads both runs: a number or a direction word in a notebook's static prose must be one its
 # outputs (or a cited published table) hold. Nothing is fetched: the data targets are not run for it.
 NODATA := $(BUILD)/nodata
+# Every dataset's own folder variable set here (VG_IMAGES, VALSE_DATA, ...: the package recognises them by their
+# form, <NAME>_DATA or <NAME>_IMAGES) is removed for that run, so each dataset's folder is its default under the
+# empty data root.
+FOLDER_ENV = $(sort $(filter-out CREPE_DATA,$(foreach v,$(filter %_DATA %_IMAGES,$(.VARIABLES)),\
+               $(if $(filter environment% command%,$(origin $(v))),$(v)))))
 
 prose-check: all ## the notebooks' prose against their numbers, with the data and without any ($(BUILD)/nodata)
 	@mkdir -p $(NODATA)/data
-	$(MAKE) --no-print-directory notebooks toy-notebooks 06_toy_world BUILD=$(NODATA) FIGURES=$(NODATA)/figures \
-	    TABLES=$(NODATA)/tables CREPE_DATA=$(NODATA)/data VG_IMAGES=$(NODATA)/data/visual_genome \
-	    WINOGROUND_DATA=$(NODATA)/data/winoground SUGARCREPE_DATA=$(NODATA)/data/sugarcrepe \
-	    COCO_IMAGES=$(NODATA)/data/coco
+	env $(addprefix -u ,$(FOLDER_ENV)) $(MAKE) --no-print-directory notebooks toy-notebooks 06_toy_world \
+	    BUILD=$(NODATA) FIGURES=$(NODATA)/figures TABLES=$(NODATA)/tables CREPE_DATA=$(NODATA)/data \
+	    $(foreach v,$(FOLDER_ENV),$(if $(filter command%,$(origin $(v))),$(v)=$(NODATA)/data/unset))
 	PROSE_REQUIRE=1 PROSE_BUILDS="$(BUILD) $(NODATA)" $(VPY) -m pytest -q tests/test_prose.py
 
 # ---------------------------------------------------------------- the website
