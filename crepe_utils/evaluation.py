@@ -34,7 +34,7 @@ from .errors import CrepeError, CrepeWarning, DataError
 from .models import load_model, resolve
 from .models.spec import LoadedModel, check_device
 from .results import provenance
-from .results.store import check_kind, result_dir, write_result
+from .results.store import check_kind, result_dir, sets_replaced, write_result
 from .settings import EvaluationSettings, option_name
 
 
@@ -44,6 +44,10 @@ class EvaluationError(CrepeError, ValueError):
 
 class UnscoredSetWarning(CrepeWarning):
     """A selected set (or subset) with no scored query: its summary row is kept, with a count of 0."""
+
+
+class ReplacedResultWarning(CrepeWarning):
+    """A run wrote its result over an earlier one of the same model and benchmark that held sets it does not."""
 
 
 @dataclass(frozen=True)
@@ -150,11 +154,22 @@ def evaluate(model: str | LoadedModel, benchmark: str, *, run: Run | None = None
     tables = rule.evaluate(result, queries, used, loaded.spec.key)
     _refuse_if_empty(bench, selection, queries, result, tables)
     manifest = _manifest(bench, loaded, run, selection, queries, result, used, tables, time.time() - t0)
-    folder = write_result(result_dir(run.out, loaded.spec.key, bench.folder(selection)), tables, manifest)
+    directory = result_dir(run.out, loaded.spec.key, bench.folder(selection))
+    dropped = sets_replaced(directory, tables)         # read before the folder is replaced
+    folder = write_result(directory, tables, manifest)
     for line in tables.unscored:        # once the result holds their rows
         warnings.warn(f"{bench.name}: {line}", UnscoredSetWarning, stacklevel=2)
+    if dropped:
+        warnings.warn(_replaced_line(bench, folder, dropped), ReplacedResultWarning, stacklevel=2)
     tables.summary.attrs["result_dir"] = str(folder)
     return tables.summary
+
+
+def _replaced_line(bench, folder, dropped: list[str]) -> str:
+    shown = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
+    return (f"{bench.name}: {folder} held an earlier result with {len(dropped)} set(s) this run did not select "
+            f"({shown}); it is replaced by this run's. Evaluate every set in one run, or pass another --out (out=) "
+            "to keep both")
 
 
 def _refuse_if_empty(bench, selection: Selection, queries, result, tables=None) -> None:

@@ -229,6 +229,70 @@ def test_winoground_subsets_all_skipped_keep_their_rows(winoground, tmp_path, ti
     assert manifest["n_examples_skipped"] == 1 and manifest["data"]["skipped_by_engine"] == {"missing image": 1}
 
 
+def test_a_narrower_rerun_into_the_same_folder_names_the_sets_it_replaces(sugarcrepe, tmp_path, capsys, tiny_model):
+    data_dir, image_dir = sugarcrepe
+    out = tmp_path / "out"
+    for subsets in (["add_att", "swap_obj", "replace_rel"], ["add_att", "swap_obj", "replace_rel"]):
+        rc, lines, _ = _evaluate_cli(capsys, tiny_model, "sugarcrepe", data_dir, out, "--subsets", *subsets,
+                                     image_dir=image_dir)
+        assert rc == 0 and lines == []                 # the same sets again: a rerun, nothing to say
+    rc, lines, _ = _evaluate_cli(capsys, tiny_model, "sugarcrepe", data_dir, out, "--subsets", "swap_obj",
+                                 image_dir=image_dir)
+    folder = store.result_dir(out, f"{tiny_model[0].stem}/{tiny_model[1].stem}", "sugarcrepe")
+    assert rc == 0 and lines == [
+        f"warning: sugarcrepe: {folder} held an earlier result with 2 set(s) this run did not select (subset=add_att, "
+        "subset=replace_rel); it is replaced by this run's. Evaluate every set in one run, or pass another --out "
+        "(out=) to keep both"]
+    assert _summary(out)["subset"].tolist() == ["swap_obj"]
+
+
+def test_a_rerun_that_drops_crepe_sets_names_them_by_their_fields(crepe_root, tmp_path, capsys, tiny_model):
+    data_dir, image_dir = crepe_root
+    out = tmp_path / "out"
+    _evaluate_cli(capsys, tiny_model, "productivity", data_dir, out, "--hn-types", "atom", "swap", "--complexities",
+                  "4", "5", "--no-all-negatives", image_dir=image_dir)
+    rc, lines, _ = _evaluate_cli(capsys, tiny_model, "productivity", data_dir, out, "--hn-types", "atom", "negate",
+                                 "--complexities", "4", "5", "--no-all-negatives", image_dir=image_dir)
+    assert rc == 0 and len(lines) == 1 and lines[0].startswith("warning: crepe-productivity: "), lines
+    assert " held an earlier result with 2 set(s) this run did not select (hn_type=swap complexity=4, hn_type=swap " \
+           "complexity=5); it is replaced" in lines[0]
+
+
+def test_a_winoground_rerun_on_fewer_rows_names_the_rows_it_drops(winoground, tmp_path, tiny_model):
+    """Winoground's rows are (breakdown, subset, metric): those of the earlier result that the new one lacks."""
+    out = tmp_path / "out"
+    _api(tiny_model, "winoground", data_dir=winoground, out=out)
+    folder = next(out.rglob("summary.csv")).parent
+    cells = pd.read_csv(folder / store.SUMMARY, dtype=str, keep_default_na=False)
+    kept = _summary(out).iloc[:3]
+    expected = [" ".join(f"{k}={v}" for k, v in zip(("breakdown", "subset", "metric"), row) if v)
+                for row in cells.iloc[3:][["breakdown", "subset", "metric"]].itertuples(index=False)]
+    assert len(expected) > 0 and store.sets_replaced(folder, _tables_of(kept)) == expected
+    assert store.sets_replaced(folder, _tables_of(_summary(out))) == []
+
+
+def test_a_damaged_or_missing_earlier_result_replaces_silently(tmp_path):
+    summary = pd.DataFrame({"subset": ["a", "b"], "n_queries": [1, 2]})
+    assert store.sets_replaced(tmp_path / "none", _tables_of(summary, ("subset",))) == []
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / store.SUMMARY).write_bytes(b"\xff\xfe\x00garbage")
+    assert store.sets_replaced(tmp_path / "d", _tables_of(summary.iloc[:1], ("subset",))) == []
+    (tmp_path / "d" / store.SUMMARY).write_text("subset,n_queries\na,1\nb,2\n")
+    assert store.sets_replaced(tmp_path / "d", _tables_of(summary.iloc[:1], ("subset",))) == ["subset=b"]
+    assert store.sets_replaced(tmp_path / "d", _tables_of(summary.iloc[:1], ())) == []       # a rule without keys
+
+
+def test_a_whole_float_and_a_missing_value_read_as_their_csv_cells(tmp_path):
+    (tmp_path / store.SUMMARY).write_text("hn_type,complexity,n_queries\natom,4,1\natom,,1\nswap,5,1\n")
+    new = pd.DataFrame({"hn_type": ["atom", "atom"], "complexity": [4.0, np.nan], "n_queries": [1, 1]})
+    assert store.sets_replaced(tmp_path, _tables_of(new, ("hn_type", "complexity"))) == ["hn_type=swap complexity=5"]
+
+
+def _tables_of(summary: pd.DataFrame, key=("breakdown", "subset", "metric")):
+    from crepe_utils.protocol.tables import Tables
+    return Tables(summary, list(summary.columns), [], [], None, "%.9g", row_key=tuple(key))
+
+
 # ------------------------------------------------------------------------------ 3. a full disk
 
 def _full(*_, **__):

@@ -79,6 +79,11 @@ class Extraction:
     root_required: bool = False
 
 
+#: The note of a file whose source publishes no digest or size (``checksum`` None): what the download does instead.
+UNPUBLISHED_DIGEST = ("No checksum or size is published: the sha256 and size of the first download are recorded and "
+                      "later runs are checked against that record.")
+
+
 @dataclass(frozen=True)
 class RemoteFile:
     """One downloadable file and everything known about it."""

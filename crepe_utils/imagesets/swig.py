@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..download.datasets import Dataset, Extraction, RemoteFile
+from ..download.datasets import UNPUBLISHED_DIGEST, Dataset, Extraction, RemoteFile
 from . import FileNameIndex
 
 FILE_NAME = re.compile(r"[a-z]+_\d+\.jpg")
@@ -20,8 +20,7 @@ SWIG = Dataset(
             filename="images_512.zip", url="https://swig-data-weights.s3.us-east-2.amazonaws.com/images_512.zip",
             extract=Extraction("images_512"),
             licence="imSitu / SWiG images: research use (their Flickr and web sources' terms)",
-            notes="No checksum or size is published: the sha256 and size of the first download are recorded and "
-                  "later runs are checked against that record.",
+            notes=UNPUBLISHED_DIGEST,
             sources=("URL: allenai/swig README, section 1 (images)",),
         ),
     ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..download.datasets import Dataset, Extraction, RemoteFile
+from ..download.datasets import UNPUBLISHED_DIGEST, Dataset, Extraction, RemoteFile
 from . import FileNameIndex
 
 FILE_NAME = re.compile(r"VisualDialog_val2018_\d{12}\.jpg")
@@ -21,8 +21,7 @@ VISDIAL = Dataset(
             url="https://www.dropbox.com/s/twmtutniktom7tu/VisualDialog_val2018.zip?dl=1",
             extract=Extraction("VisualDialog_val2018"),
             licence="Visual Dialog: CC BY 4.0 (visualdialog.org); its images: their Flickr licences",
-            notes="Hosted on Dropbox, linked from visualdialog.org/data. No checksum or size is published: the "
-                  "sha256 and size of the first download are recorded and later runs are checked against it.",
+            notes="Hosted on Dropbox, linked from visualdialog.org/data. " + UNPUBLISHED_DIGEST,
             sources=("URL: visualdialog.org/data (v1.0 validation images)",),
         ),
     ),

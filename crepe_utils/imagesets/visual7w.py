@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..download.datasets import Dataset, Extraction, RemoteFile
+from ..download.datasets import UNPUBLISHED_DIGEST, Dataset, Extraction, RemoteFile
 from . import FileNameIndex
 
 FILE_NAME = re.compile(r"v7w_\d+\.jpg")
@@ -24,8 +24,7 @@ VISUAL7W = Dataset(
             filename="visual7w_images.zip", url="http://vision.stanford.edu/yukezhu/visual7w_images.zip",
             extract=Extraction("images"),
             licence="Visual7W: research use; its images come from COCO (Flickr licences)",
-            notes="No checksum or size is published: the sha256 and size of the first download are recorded and "
-                  "later runs are checked against that record.",
+            notes=UNPUBLISHED_DIGEST,
             sources=("URL: the Visual7W project page and yukezhu/visual7w-toolkit README (dataset download)",),
         ),
     ),

@@ -29,7 +29,7 @@ def evaluate(result, loaded, settings, model: str) -> Tables:
     summary.insert(0, "model", model)
     return Tables(summary, summary_columns(loaded.groups), per_query_frames(result, ranks, loaded.groups),
                   per_query_columns(loaded.groups), "%.6g", "%.9g", n_scored=len(result.queries),
-                  unscored=unscored_sets(summary, loaded.groups))
+                  unscored=unscored_sets(summary, loaded.groups), row_key=tuple(loaded.groups))
 
 
 def unscored_sets(summary: pd.DataFrame, groups: tuple[str, ...]) -> list[str]:

@@ -20,3 +20,4 @@ class Tables:
     headline: dict = field(default_factory=dict)   #: the manifest's short account (scores, ties)
     n_scored: int = 0                              #: queries (or examples) scored: 0 is a run with nothing to score
     unscored: list = field(default_factory=list)   #: one description per summary row with nothing scored
+    row_key: tuple = ()                            #: the summary columns that name a row's set (its identity)

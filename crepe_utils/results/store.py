@@ -272,6 +272,30 @@ def write_result(directory: str | os.PathLike, tables, manifest: dict) -> Path:
     return write_folder(directory, manifest, write_files)
 
 
+def sets_replaced(directory: str | os.PathLike, tables) -> list[str]:
+    """The sets (rows, named by ``tables.row_key``) that the result now in ``directory`` holds and ``tables`` does
+    not: what writing ``tables`` there would drop. Empty when there is no readable previous result to compare."""
+    key = list(tables.row_key)
+    try:
+        old = pd.read_csv(Path(directory) / SUMMARY, dtype=str, keep_default_na=False)
+    except (OSError, ValueError):                    # none, or damaged: nothing a reader could have used
+        return []
+    if not key or not set(key) <= set(old.columns) or not set(key) <= set(tables.summary.columns):
+        return []
+    new = {tuple(_cell(v) for v in row) for row in tables.summary[key].itertuples(index=False)}
+    lost = dict.fromkeys(tuple(row) for row in old[key].itertuples(index=False) if tuple(row) not in new)
+    return [" ".join(f"{k}={v}" for k, v in zip(key, row) if v != "" and k != "benchmark") or "(all)" for row in lost]
+
+
+def _cell(value) -> str:
+    """A summary value as its CSV cell reads back as text (missing: empty; a whole float: its integer)."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def format_scores(scores: np.ndarray) -> str:
     """Candidate scores of one query as a space-separated string (positive first)."""
     return " ".join(f"{s:.9g}" for s in scores)   # 9 digits round-trip a float32 exactly

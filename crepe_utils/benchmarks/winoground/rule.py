@@ -65,7 +65,8 @@ def evaluate(result, loaded, settings, model: str) -> Tables:
                 "n_examples_skipped": int(len(loaded.context.data) - len(examples)),
                 "tie_rule": "strict inequalities (paper eq. 1-3; a tie fails); first-index rule in *_first_index"}
     return Tables(summary, SUMMARY_COLUMNS, [per_example], PER_EXAMPLE_COLUMNS, None, "%.17g", headline,
-                  n_scored=len(examples), unscored=unscored_subsets(summary, headline["n_examples_skipped"]))
+                  n_scored=len(examples), unscored=unscored_subsets(summary, headline["n_examples_skipped"]),
+                  row_key=("breakdown", "subset", "metric"))
 
 
 def unscored_subsets(summary: pd.DataFrame, n_skipped: int) -> list[str]:
