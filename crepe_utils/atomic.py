@@ -20,11 +20,13 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .errors import DiskFullError
+from .errors import DiskFullError, UnwritableError
 
 
 #: what a write that runs out of room raises: a full disk, a full quota
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+#: what a write that cannot create its file or folder raises: a file in the way, no permission, a read-only disk
+UNWRITABLE = (errno.ENOTDIR, errno.EEXIST, errno.EACCES, errno.EPERM, errno.EROFS)
 
 
 def human(n: int | None) -> str:
@@ -63,11 +65,19 @@ def disk_full_named(what: str, path: str | os.PathLike, needed: int | None = Non
     """Run a block that writes ``what`` at ``path``; a full disk or quota in it becomes one
     :class:`~crepe_utils.errors.DiskFullError` naming ``what``, ``path``, what it ``needed`` (when known) or what
     the file or folder ``partial()`` had reached, the space free there, ``fix`` (how else to proceed) and what
-    is ``left`` on disk. Anything else passes through unchanged."""
+    is ``left`` on disk. A file or folder it cannot create (a file where a folder must be, no permission, a
+    read-only file system) becomes one :class:`~crepe_utils.errors.UnwritableError` naming the same and why.
+    Anything else passes through unchanged."""
     try:
         yield
     except OSError as exc:
-        if exc.errno not in DISK_FULL or isinstance(exc, DiskFullError):
+        if isinstance(exc, (DiskFullError, UnwritableError)):
+            raise
+        why = _why_unwritable(exc, Path(path)) if exc.errno in UNWRITABLE else None
+        if why is not None:
+            raise UnwritableError(f"cannot write {what} ({path}): {why}. {_why_fix(exc)}{fix}; {left}",
+                                  exc.errno) from None
+        if exc.errno not in DISK_FULL:
             raise
         reached = partial() if partial is not None else None
         need = (f"; it needs about {human(needed)}" if needed is not None else
@@ -76,6 +86,25 @@ def disk_full_named(what: str, path: str | os.PathLike, needed: int | None = Non
         raise DiskFullError(f"no space left on the device writing {what} ({path}{need}; "
                             f"{human(free) if free is not None else 'unknown'} free there). "
                             f"Free some space{fix}; {left}") from None
+
+
+def _why_unwritable(exc: OSError, path: Path) -> str | None:
+    """Why ``exc`` kept a file or folder at ``path`` from being written, in words; None when it is not that."""
+    if exc.errno == errno.EROFS:
+        return "the file system holding it is read-only"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied on {exc.filename or path}"
+    for place in (*([Path(exc.filename)] if exc.filename else []), path, *path.parents):   # a file where a folder must be
+        candidates = (place, *place.parents) if exc.errno == errno.ENOTDIR else (place,)
+        for candidate in candidates:
+            if candidate.exists() and not candidate.is_dir():
+                return f"{candidate} is a file, not a folder"
+    return None
+
+
+def _why_fix(exc: OSError) -> str:
+    """The first words of the remedy for an unwritable place (the caller's ``fix`` follows)."""
+    return "Move that file away" if exc.errno in (errno.ENOTDIR, errno.EEXIST) else "Make it writable"
 
 
 @contextlib.contextmanager

@@ -53,6 +53,21 @@ class DiskFullError(CrepeError, OSError):
         return type(self), (self.strerror,)
 
 
+class UnwritableError(CrepeError, OSError):
+    """A write that could not create its file or folder (a file stands where a folder must be, no permission, a
+    read-only file system); the message names what was being written, where, and why. An :class:`OSError` with the
+    original ``errno``, as :class:`DiskFullError` is."""
+
+    def __init__(self, message: str, code: int = errno.EACCES):
+        super().__init__(code, message)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+    def __reduce__(self):
+        return type(self), (self.strerror, self.errno)
+
+
 class CrepeWarning(UserWarning):
     """Base of the package's warnings: something a run left out or could not do that its user must know
     (a damaged result left out, a set with nothing scored); a command prints each as one ``warning:`` line."""

@@ -31,7 +31,7 @@ import helpers
 from crepe_utils import benchmarks, cli
 from crepe_utils.benchmarks import SelectionError
 from crepe_utils.benchmarks.crepe import queries as Q
-from crepe_utils.errors import CrepeError, DataError, DiskFullError
+from crepe_utils.errors import CrepeError, DataError, DiskFullError, UnwritableError
 from crepe_utils.evaluation import evaluate
 from crepe_utils.results import store
 from crepe_utils.benchmarks.sugarcrepe import SUBSETS
@@ -335,6 +335,76 @@ def test_a_full_disk_writing_the_embedding_cache_names_it_and_its_size(sugarcrep
     _no_temporaries(tmp_path / "cache")
 
 
+def test_a_results_folder_under_a_file_is_one_line_naming_the_file(sugarcrepe, tmp_path, capsys, tiny_model):
+    data_dir, image_dir = sugarcrepe
+    (tmp_path / "taken").write_text("a file")
+    out = tmp_path / "taken" / "out"
+    rc, lines, _ = _evaluate_cli(capsys, tiny_model, "sugarcrepe", data_dir, out, "--subsets", "add_att",
+                                 image_dir=image_dir)
+    folder = store.result_dir(out, f"{tiny_model[0].stem}/{tiny_model[1].stem}", "sugarcrepe")
+    assert _one_error(rc, lines) == (
+        f"error: cannot write the result folder ({folder}): {tmp_path / 'taken'} is a file, not a folder. Move that "
+        "file away, or pass another --out (out=); nothing half-written is left")
+    assert (tmp_path / "taken").read_text() == "a file"
+
+
+def test_a_file_where_the_result_folder_goes_is_named_and_kept(sugarcrepe, tmp_path, capsys, tiny_model):
+    data_dir, image_dir = sugarcrepe
+    out = tmp_path / "out"
+    folder = store.result_dir(out, f"{tiny_model[0].stem}/{tiny_model[1].stem}", "sugarcrepe")
+    folder.parent.mkdir(parents=True)
+    folder.write_text("mine")
+    rc, lines, _ = _evaluate_cli(capsys, tiny_model, "sugarcrepe", data_dir, out, "--subsets", "add_att",
+                                 image_dir=image_dir)
+    assert _one_error(rc, lines) == (
+        f"error: cannot write the result folder ({folder}): {folder} is a file, not a folder. Move that file away, "
+        "or pass another --out (out=); nothing half-written is left")
+    assert folder.read_text() == "mine" and sorted(p.name for p in folder.parent.iterdir()) == [folder.name]
+
+
+def test_a_folder_without_write_permission_is_one_line(sugarcrepe, tmp_path, capsys, tiny_model, monkeypatch):
+    data_dir, image_dir = sugarcrepe
+    from crepe_utils import atomic
+
+    def refused(*args, dir=None, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(dir))
+    monkeypatch.setattr(atomic.tempfile, "mkdtemp", refused)         # as a folder we may not write into does
+    out = tmp_path / "out"
+    rc, lines, _ = _evaluate_cli(capsys, tiny_model, "sugarcrepe", data_dir, out, "--subsets", "add_att",
+                                 image_dir=image_dir)
+    folder = store.result_dir(out, f"{tiny_model[0].stem}/{tiny_model[1].stem}", "sugarcrepe")
+    assert _one_error(rc, lines) == (
+        f"error: cannot write the result folder ({folder}): permission denied on {folder.parent}. Make it writable, "
+        "or pass another --out (out=); nothing half-written is left")
+
+
+def test_a_download_folder_under_a_file_is_one_line(tmp_path, capsys):
+    (tmp_path / "taken").write_text("a file")
+    rc, lines, _ = _cli(capsys, "download", "valse", "--dest", tmp_path / "taken" / "valse")
+    assert _one_error(rc, lines) == (
+        f"error: cannot download into {tmp_path / 'taken' / 'valse'}: {tmp_path / 'taken'} is a file, not a folder. "
+        "Pass a folder as --dest (dest=); a missing one is created")
+
+
+def test_an_error_that_is_not_a_place_to_write_passes_through(tmp_path):
+    """Only a named cause becomes an UnwritableError: an EEXIST on a folder, or another errno, is left as raised."""
+    from crepe_utils.atomic import atomic_path
+    for raised in (FileExistsError(errno.EEXIST, "File exists", str(tmp_path)), OSError(errno.EBADF, "Bad fd")):
+        with pytest.raises(OSError) as caught:
+            with atomic_path(tmp_path / "x.txt"):
+                raise raised
+        assert caught.value is raised and not isinstance(caught.value, CrepeError)
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_unwritable_is_an_oserror_with_its_errno():
+    err = UnwritableError("cannot write x", errno.ENOTDIR)
+    assert isinstance(err, OSError) and isinstance(err, CrepeError) and err.errno == errno.ENOTDIR
+    import pickle
+    again = pickle.loads(pickle.dumps(err))
+    assert str(again) == "cannot write x" and again.errno == errno.ENOTDIR
+
+
 def test_disk_full_is_an_oserror_with_its_errno():
     err = DiskFullError("no space left on the device writing x")
     assert isinstance(err, OSError) and isinstance(err, CrepeError) and err.errno == errno.ENOSPC
@@ -625,7 +695,8 @@ def test_paths_that_are_files_or_not_folders(tmp_path, capsys, sugarcrepe, tiny_
                                     "holds the results"
     rc, lines, _ = _evaluate_cli(capsys, tiny_model, "sugarcrepe", data_dir, a_file, "--subsets", "add_att",
                                  image_dir=image_dir)
-    assert _one_error(rc, lines).startswith("error: [Errno 20] Not a directory: ")
+    assert _one_error(rc, lines).endswith(f": {a_file} is a file, not a folder. Move that file away, or pass another "
+                                          "--out (out=); nothing half-written is left")
     with pytest.raises(store.ResultsError, match="a results folder is a path"):
         store.load_results(5)
 

@@ -28,8 +28,18 @@ class Downloader:
         self.record = Record(self.dest)
         self.transport = Transport(self.dest, entries, token, policy, self._say)
 
+    def _check_dest(self) -> None:
+        """The download folder, or the nearest of its parents that exists, must be a folder (missing ones are made)."""
+        for place in (self.dest, *self.dest.parents):
+            if place.exists():
+                if not place.is_dir():
+                    raise DownloadError(f"cannot download into {self.dest}: {place} is a file, not a folder. Pass "
+                                        "a folder as --dest (dest=); a missing one is created")
+                return
+
     def run(self, confirm: Callable[[], bool] | None = None) -> None:
         """Plan, check, then bring every entry to its final state. Raises :class:`DownloadError`."""
+        self._check_dest()
         extraction.remove_leftovers(self.dest)
         states = {e.name: plan.state(e, self.dest, self.record) for e in self.entries}
         todo = [e for e in self.entries if states[e.name].kind not in ("extracted", "by-hand")]
