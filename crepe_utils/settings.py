@@ -55,7 +55,8 @@ class EvaluationSettings:
 
     device: str = _setting("auto", "cuda, cpu, cuda:1 ... (default: cuda when available)")
     precision: str = _setting("fp32", "fp32 (default, faithful to the paper), tf32, bf16 or fp16 autocast, "
-                              "fp16-weights, or portable (exact matrix products: the same bits on any CPU)",
+                              "fp16-weights, or portable (exact matrix products, portable math functions: the "
+                              "same bits on any x86-64 CPU)",
                               choices=precisions.PRECISIONS)
     batch_size: int = _setting(256, "images per batch", minimum=1)
     text_batch_size: int = _setting(512, "captions per batch", minimum=1)

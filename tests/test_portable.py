@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from crepe_utils.engine.portable import (PortabilityError, _on_grid_float64, exact_matmul, on_grid, operand_bits,
-                                         portable_products)
+                                         portable_numerics)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,21 +103,21 @@ def test_layers_compute_what_torch_computes_forward_and_backward():
         return [y, causal, masked] + list(torch.autograd.grad(loss, params))
 
     native = run()
-    with portable_products():
+    with portable_numerics():
         portable = run()
     for got, want in zip(portable, native):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
 def test_an_operation_without_an_exact_form_is_refused_not_run():
-    with portable_products(), pytest.raises(PortabilityError, match="linalg_inv"):
+    with portable_numerics(), pytest.raises(PortabilityError, match="linalg_inv"):
         torch.linalg.inv(torch.eye(3) * 2)
 
 
 def test_the_mode_is_per_thread_and_reentrant():
     a, b = torch.randn(30, 257), torch.randn(257, 20)
     seen = {}
-    with portable_products(), portable_products():
+    with portable_numerics(), portable_numerics():
         inside = a @ b
         worker = threading.Thread(target=lambda: seen.setdefault("other", a @ b))
         worker.start()
@@ -129,14 +129,14 @@ def test_the_mode_is_per_thread_and_reentrant():
 
 _PROBE = """
 import hashlib, json, torch
-from crepe_utils.engine.portable import portable_products
+from crepe_utils.engine.portable import portable_numerics
 torch.set_num_threads(2)
 g = torch.Generator().manual_seed(0)
 a, b = torch.randn(64, 300, generator=g), torch.randn(300, 48, generator=g)
 w = torch.randn(48, 300, generator=g, requires_grad=True)
 digest = lambda t: hashlib.sha256(t.detach().numpy().tobytes()).hexdigest()
 native = a @ b
-with portable_products():
+with portable_numerics():
     y = torch.nn.functional.linear(a, w)
     y.square().sum().backward()
 print(json.dumps({"native": digest(native), "portable": digest(y), "grad": digest(w.grad)}))
@@ -170,7 +170,7 @@ def test_multi_head_attention_without_grad_avoids_its_fused_kernel():
     for mask in (None, causal, banned):
         with torch.no_grad():
             want = mha(x, x, x, need_weights=False, attn_mask=mask)[0]
-            with portable_products():
+            with portable_numerics():
                 got = mha(x, x, x, need_weights=False, attn_mask=mask)[0]
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 

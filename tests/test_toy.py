@@ -333,27 +333,56 @@ def _toy_files(out: Path) -> dict:
     return files
 
 
+#: Runs the toy command, then reads how many elements MKL's vector math computed during it (the shim's count,
+#: when the shim is preloaded) and computes one control exp outside the pinned numerics.
+_TOY_THEN_COUNT = """
+import ctypes, sys
+from crepe_utils.cli import main
+status = main(sys.argv[1:])
+import torch
+counter = getattr(ctypes.CDLL(None), "vmlshim_total", None)
+during = ctypes.c_long.in_dll(ctypes.CDLL(None), "vmlshim_total").value if counter else None
+torch.exp(torch.ones(1000))
+after = ctypes.c_long.in_dll(ctypes.CDLL(None), "vmlshim_total").value if counter else None
+print("vector math elements:", during, None if after is None else after - during)
+sys.exit(status)
+"""
+
+
 @pytest.mark.slow
 def test_pipeline_pins_cpu_numerics_whatever_the_machine_prefers(tmp_path):
-    """Two processes told different machines' preferences (instruction set, MKL's code path, threads)
-    train and evaluate bit-identically: the pipeline pins ATen and the threads before torch loads, and
-    no result depends on MKL's path, which it leaves as each process was told (products are exact)."""
+    """Two processes told different machines' preferences train and evaluate bit-identically: ATen's
+    instruction set (AVX512 against its default), MKL's code path (AUTO against COMPATIBLE), the thread
+    count, and, where a C compiler can build the shim (tests/vml_shim.py), MKL's vector math itself: in the
+    first process every VML result is off by one bit, as on another CPU kind. The pipeline pins ATen and
+    the threads before torch loads, computes products exactly and VML's functions portably: no element of
+    it reaches VML (the shim counts none), while a plain torch.exp after it does (the control)."""
     import os
     import subprocess
     import sys
 
+    import vml_shim
+
     root = Path(__file__).resolve().parent.parent
-    machines = {"a": {"ATEN_CPU_CAPABILITY": "avx512", "MKL_CBWR": "AUTO", "OMP_NUM_THREADS": "1"},
+    shim, why_not = vml_shim.build(tmp_path / "shim")
+    machines = {"a": {"ATEN_CPU_CAPABILITY": "avx512", "MKL_CBWR": "AUTO", "OMP_NUM_THREADS": "1",
+                      **({"LD_PRELOAD": str(shim), "VMLSHIM_FLIP": "1"} if shim else {})},
                 "b": {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "2"}}
+    printed = {}
     for name, machine in machines.items():
         env = {**os.environ, **machine, "CREPE_CACHE": str(tmp_path / f"cache-{name}"),
                "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-        done = subprocess.run([sys.executable, "-m", "crepe_utils", "toy", "--out", str(tmp_path / name),
+        done = subprocess.run([sys.executable, "-c", _TOY_THEN_COUNT, "toy", "--out", str(tmp_path / name),
                                "--train-scenes", "60", "--syst-rows", "5", "--prod-rows", "1", "--batch-size", "8",
                                "--steps", "3", "--quiet"], env=env, capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, done.stdout + done.stderr
+        printed[name] = done.stdout.strip().splitlines()[-1]
     a, b = _toy_files(tmp_path / "a"), _toy_files(tmp_path / "b")
     assert a.keys() == b.keys() and any(k.endswith(".pt") for k in a) and any("per_query" in k for k in a)
     assert a == b
     record = json.loads((tmp_path / "a" / "model" / "stage.json").read_text())
     assert record["config"]["numerics"]["threads"] == 2 and record["config"]["numerics"]["matrix_products"] == "exact"
+    assert record["config"]["numerics"]["vector_math"] == "portable"
+    if shim is None:
+        pytest.skip(f"compared without MKL's vector math perturbed: {why_not}")
+    assert printed["a"] == "vector math elements: 0 1000"       # none in the pipeline; the control's 1000 after it

@@ -1,9 +1,9 @@
-"""Matrix products whose bits do not depend on the CPU, its BLAS library or the thread count.
+"""Matrix products and elementwise functions whose bits do not depend on the CPU, its libraries or the thread count.
 
 A BLAS chooses the order in which it sums each dot product by instruction set, CPU vendor and
 thread count, so the same float32 product differs in its last bits from one machine to another
 (MKL takes other code paths on Intel and AMD processors), and training amplifies those bits.
-Inside :func:`portable_products` every matrix product torch computes is exact instead:
+Inside :func:`portable_numerics` every matrix product torch computes is exact instead:
 
 1. each row of the left operand and each column of the right operand is rounded to ``b``
    significant bits relative to the power of two above its largest magnitude, with
@@ -15,11 +15,20 @@ Inside :func:`portable_products` every matrix product torch computes is exact in
 3. the exact result is rounded once to the operands' dtype.
 
 The convolutions and attention of the supported models reduce to such products here (patch and
-general 2-D convolutions through an explicit unfold, attention through its plain formula), in
-the forward and the backward pass. An operation that would reach another external kernel
-(oneDNN, LAPACK, FFT, fused attention) raises :class:`PortabilityError` instead of running.
-Everything else runs in ATen's own kernels, whose results depend only on the instruction set ATen
-dispatches to (pin it with ``ATEN_CPU_CAPABILITY``) and on torch's thread count.
+general 2-D convolutions through an explicit unfold, attention through its plain formula with ATen's
+own softmax), in the forward and the backward pass.
+
+MKL's vector math (VML) is the other library on the path: ATen hands it exp, log, sqrt, sin, cos,
+tanh, erf and a few more functions of float32 and float64 tensors (:data:`VECTOR_MATH`), and VML
+too picks its code path by CPU vendor and instruction set. Inside the block those functions are
+computed by :mod:`.portable_math` instead (``pow(x, 0.5)``, which ATen sends to VML's square root,
+and ``logsumexp``, whose kernel calls exp and log, included); the ones it does not implement are
+refused. oneDNN, whose kernels are compiled at run time for the machine's instruction set and which
+ATen calls from inside ordinary operators (GELU, among others), is switched off in the block. An
+operation that would reach another external kernel (oneDNN by name, LAPACK, FFT, fused attention)
+raises :class:`PortabilityError` instead of running. Everything else runs in ATen's own
+kernels, whose results depend only on the instruction set ATen dispatches to (pin it with
+``ATEN_CPU_CAPABILITY``) and on torch's thread count.
 
 Rows whose largest magnitude is below 2**-100 are rounded as if it were 2**-100 (their entries
 become 0 or keep fewer bits); nothing a model computes comes near that.
@@ -36,6 +45,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..errors import ModelError
+from . import portable_math
 
 aten = torch.ops.aten
 
@@ -50,10 +60,15 @@ REFUSED_PARTS = ("linalg_", "mkldnn", "flash", "efficient_attention", "cudnn", "
                  "cholesky", "triangular_solve", "conv")
 #: ATen's own reductions, whatever their names say.
 NATIVE = ("linalg_vector_norm",)
+#: ATen's functions that MKL's vector math computes for float32 and float64 CPU tensors (the VML entry points
+#: libtorch_cpu links, vmsExp, vmdExp, ...; trunc, the other one, is exact however it is computed). Those in
+#: portable_math.FUNCTIONS are computed there; the others are refused.
+VECTOR_MATH = ("exp", "log", "sqrt", "sin", "cos", "tanh", "erf", "erfc", "erfinv", "tan", "acos", "asin", "atan",
+               "log2", "log10")
 
 
 class PortabilityError(ModelError):
-    """An operation that :func:`portable_products` cannot compute exactly."""
+    """An operation that :func:`portable_numerics` cannot compute exactly."""
 
 
 def operand_bits(k: int) -> int:
@@ -158,24 +173,89 @@ def _attention_scores(query, key, is_causal, attn_mask, scale):
 
 
 def _attention(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
-    """CPU flash attention's outputs (output, log-sum-exp per query) by the plain formula."""
+    """CPU flash attention's outputs (output, log-sum-exp per query) by the plain formula; the
+    probabilities from ATen's softmax (its own exp, not VML's)."""
     if dropout_p:
         raise PortabilityError("portable products compute attention without dropout")
     scores, _ = _attention_scores(query, key, is_causal, attn_mask, scale)
-    lse = torch.logsumexp(scores, dim=-1)
-    return exact_matmul(torch.exp(scores - lse[..., None]), value), lse
+    # log-sum-exp = x - log_softmax(x) at any x; at the largest it is max + log(sum exp(x - max)), as
+    # ATen's log_softmax computes that sum (exactly the value the fused kernel returns)
+    top = scores.argmax(dim=-1, keepdim=True)
+    lse = (scores.gather(-1, top) - torch.log_softmax(scores, dim=-1).gather(-1, top)).squeeze(-1)
+    return exact_matmul(torch.softmax(scores, dim=-1), value), lse
 
 
 def _attention_backward(grad_out, query, key, value, out, lse, dropout_p, is_causal, *, attn_mask=None, scale=None):
-    """Gradients of :func:`_attention` from its saved output and log-sum-exp (the usual recomputation)."""
+    """Gradients of :func:`_attention`, recomputing its probabilities (the usual recomputation)."""
     scores, scale = _attention_scores(query, key, is_causal, attn_mask, scale)
-    probs = torch.exp(scores - lse[..., None])
+    probs = torch.softmax(scores, dim=-1)
     grad_value = exact_matmul(probs.transpose(-2, -1), grad_out)
     grad_probs = exact_matmul(grad_out, value.transpose(-2, -1))
     grad_scores = probs * (grad_probs - (grad_out * out).sum(dim=-1, keepdim=True))
     grad_query = exact_matmul(grad_scores, key) * scale
     grad_key = exact_matmul(grad_scores.transpose(-2, -1), query) * scale
     return grad_query, grad_key, grad_value
+
+
+def _on_vector_math_path(x) -> bool:
+    """Whether ATen would hand ``x`` to MKL's vector math: a CPU tensor computed in float32 or float64
+    (integers and booleans are computed in the default float dtype; half types and complex numbers in ATen's
+    own code)."""
+    return (isinstance(x, torch.Tensor) and x.device.type == "cpu"
+            and (x.dtype in (torch.float32, torch.float64) or not (x.is_floating_point() or x.is_complex())))
+
+
+def _give(func, result, args, kwargs):
+    """``result`` delivered as ``func`` would: in place (``exp_``), into ``out=``, or as a new tensor."""
+    if func._schema.name.endswith("_"):
+        return args[0].copy_(result)
+    out = kwargs.get("out")
+    if out is not None:
+        out.resize_(result.shape)
+        return out.copy_(result)
+    return result
+
+
+def _vector_math(func, name: str):
+    """The route of one of VML's functions: portable_math's form, or a refusal; ATen's own where VML is not
+    on the path."""
+    function = portable_math.FUNCTIONS.get(name)
+
+    def route(*args, **kwargs):
+        if not _on_vector_math_path(args[0]):
+            return func(*args, **kwargs)
+        if function is None:
+            raise PortabilityError(f"portable numerics cannot compute {func.name()} (MKL's vector math computes it "
+                                   f"here, with bits that depend on the CPU; portable forms exist for "
+                                   f"{', '.join(sorted(portable_math.FUNCTIONS))}); use another precision for this "
+                                   "model")
+        try:
+            return _give(func, function(args[0]), args, kwargs)
+        except portable_math.RangeError as exc:
+            raise PortabilityError(f"portable numerics cannot compute {func.name()} here: {exc}; use another "
+                                   "precision for this model") from None
+    return route
+
+
+def _pow(func):
+    """``x ** 0.5`` is VML's square root in ATen (its fast path); other exponents are ATen's own pow."""
+    def route(x, exponent, **kwargs):
+        if exponent == 0.5 and _on_vector_math_path(x) and not isinstance(exponent, bool):
+            return _give(func, portable_math.sqrt(x), (x, exponent), kwargs)
+        return func(x, exponent, **kwargs)
+    return route
+
+
+def _logsumexp(x, dim, keepdim=False):
+    """ATen's logsumexp (whose kernel calls exp and log) with portable exp and log: shifted by the largest
+    finite maximum, as ATen shifts it."""
+    if not _on_vector_math_path(x):
+        return torch.logsumexp(x, dim, keepdim)
+    x = portable_math._as_float(x)
+    top = x.amax(dim=dim, keepdim=True)
+    top = torch.where(top.isinf(), 0.0, top)
+    out = portable_math.log(portable_math.exp(x - top).sum(dim=dim, keepdim=True)) + top
+    return out if keepdim else out.squeeze(dim)
 
 
 EXACT = {aten.mm.default: exact_matmul, aten.bmm.default: exact_matmul, aten.addmm.default: _addmm,
@@ -186,19 +266,27 @@ EXACT = {aten.mm.default: exact_matmul, aten.bmm.default: exact_matmul, aten.add
 
 
 def _route(func) -> object:
-    """How the dispatch mode handles one ATen operator: exactly, by its decomposition, refused, or natively."""
+    """How the dispatch mode handles one ATen operator: exactly or portably, by its decomposition, refused, or
+    natively."""
     if func in EXACT:
         return EXACT[func]
-    name = func.name().removeprefix("aten::")
+    base = func._schema.name.removeprefix("aten::")                    # without the overload: exp_, log (of log.out)
+    if base.removesuffix("_") in VECTOR_MATH:
+        return _vector_math(func, base.removesuffix("_"))
+    if (base, func._overloadname) in (("pow", "Tensor_Scalar"), ("pow", "Tensor_Scalar_out"), ("pow_", "Scalar")):
+        return _pow(func)
+    if base == "logsumexp":
+        return lambda x, dim, keepdim=False, **kwargs: _give(func, _logsumexp(x, dim, keepdim), (x,), kwargs)
     if torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd"):
         return "decompose"         # e.g. linear, matmul, conv2d under inference mode: run their parts here
-    if name not in NATIVE and (name in REFUSED or any(part in name for part in REFUSED_PARTS)):
+    if base not in NATIVE and (base in REFUSED or any(part in base for part in REFUSED_PARTS)):
         return "refuse"
     return "native"
 
 
-class _ExactProducts(TorchDispatchMode):
-    """Replaces matrix products by :func:`exact_matmul` below autograd (forward and backward)."""
+class _Portable(TorchDispatchMode):
+    """Replaces matrix products by :func:`exact_matmul`, and VML's functions by portable_math's, below
+    autograd (forward and backward)."""
 
     routes: dict = {}
 
@@ -213,7 +301,7 @@ class _ExactProducts(TorchDispatchMode):
             with self:
                 return func.decompose(*args, **kwargs)
         if route == "refuse":
-            raise PortabilityError(f"portable products cannot compute {func.name()} exactly (it runs an external "
+            raise PortabilityError(f"portable numerics cannot compute {func.name()} exactly (it runs an external "
                                    "or fused kernel); use another precision for this model")
         return route(*args, **kwargs)
 
@@ -231,9 +319,10 @@ _active = threading.local()
 
 
 @contextlib.contextmanager
-def portable_products() -> Iterator[None]:
-    """Compute every matrix product in this block exactly (see the module docstring); per thread,
-    re-entrant."""
+def portable_numerics() -> Iterator[None]:
+    """Compute every matrix product in this block exactly and VML's functions portably, with oneDNN off
+    (see the module docstring); per thread, re-entrant. oneDNN's switch is torch's one global flag: it is
+    off for the whole process while the outermost block of any thread is open."""
     if getattr(_active, "depth", 0):
         _active.depth += 1
         try:
@@ -242,8 +331,11 @@ def portable_products() -> Iterator[None]:
             _active.depth -= 1
         return
     _active.depth = 1
+    onednn = torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = False         # process-wide: torch has no per-thread switch
     try:
-        with _ComposedModules(), _ExactProducts():
+        with _ComposedModules(), _Portable():
             yield
     finally:
+        torch.backends.mkldnn.enabled = onednn
         _active.depth = 0

@@ -50,8 +50,9 @@ def precision_context(precision: str, device):
     TF32, which would change the ResNet numbers on Ampere and later GPUs. ``tf32`` allows TF32 for
     CUDA matmuls and cuDNN; CPU backends stay IEEE in every mode. ``fp16-weights`` runs no
     autocast: the weights are fp16 already (:func:`check_weights`), what stays fp32 is IEEE.
-    ``portable`` is fp32 with every matrix product computed exactly (:mod:`.portable`): the same bits
-    on every CPU and BLAS, given the same ATen instruction set and thread count. Entered per thread.
+    ``portable`` is fp32 with every matrix product computed exactly and MKL's vector-math functions
+    computed portably (:mod:`.portable`): the same bits on every CPU, BLAS and MKL code path, given the
+    same ATen instruction set and thread count. Entered per thread.
     """
     import torch
     if precision not in PRECISIONS:
@@ -67,8 +68,8 @@ def precision_context(precision: str, device):
             with torch.autocast(device_type=device.type, dtype=dtype):
                 yield
         elif precision == "portable":
-            from .portable import portable_products     # torch-free at import, like this module
-            with portable_products():
+            from .portable import portable_numerics     # torch-free at import, like this module
+            with portable_numerics():
                 yield
         else:
             yield

@@ -45,7 +45,8 @@ SOURCES = {
     "world": [PACKAGE / "toy" / f for f in ("world.py", "foils.py", "build.py")]
     + [PACKAGE / "benchmarks" / "crepe" / "queries.py"],
     "model": [PACKAGE / "toy" / "train.py", PACKAGE / "toy" / "numerics.py", PACKAGE / "models" / "spec.py",
-              PACKAGE / "models" / "openclip.py"],
+              PACKAGE / "models" / "openclip.py", PACKAGE / "engine" / "portable.py",
+              PACKAGE / "engine" / "portable_math.py"],
     # the evaluation path: the top-level modules, what evaluation reads and CREPE's folder (its benchmarks)
     "results": sorted(PACKAGE.glob("*.py")) + [PACKAGE / "benchmarks" / "__init__.py"]
     + [p for sub in ("engine", "models", "results", "protocol", "imagesets", "benchmarks/crepe")

@@ -16,8 +16,9 @@ augmentation (a flip would swap "left of" and "right of").
     out/train_log.csv         step, loss, learning rate, logit scale
 
 Reproducibility: the seed fixes initialisation and batch order; the thread count is part of the
-config; the run uses :func:`crepe_utils.toy.numerics.pinned` (that thread count, deterministic
-algorithms, oneDNN off, and every matrix product exact: :mod:`crepe_utils.engine.portable`). The
+config; the whole run, initialisation and optimiser included, is inside
+:func:`crepe_utils.toy.numerics.pinned` (that thread count, deterministic algorithms, oneDNN off,
+every matrix product exact and MKL's vector-math functions portable: :mod:`crepe_utils.engine.portable`). The
 same config gives the same weights on every x86-64 machine with AVX2 when the process was pinned
 before torch was imported (:func:`crepe_utils.toy.numerics.pin_environment`, which the toy
 pipeline does).
@@ -121,7 +122,8 @@ def _max_tokens(world: Path) -> tuple[int, str]:
 
 def _sin_cos_positions(visual) -> None:
     """Replace open_clip's 2-D sin-cos position table (computed by numpy, whose float64 sin and cos
-    take other code paths on other CPUs) with the same formula computed by torch's pinned kernels."""
+    take other code paths on other CPUs) with the same formula computed with the pinned numerics
+    (portable sin and cos)."""
     import torch
     grid = visual.grid_size[0]
     width = visual.positional_embedding.shape[-1]
@@ -144,11 +146,10 @@ def _lr(step: int, config: TrainConfig) -> float:
 def in_batch_accuracy(model, images, index, tokens, k: int) -> float:
     """Image-to-caption accuracy among ``k`` consecutive pairs (groups of k; chance 1/k)."""
     import torch
-    from ..engine.portable import portable_products      # torch loads only after the numerics are pinned
     n = (len(index) // k) * k
     if n == 0:
         raise TrainError(f"fewer than {k} validation pairs")
-    with torch.no_grad(), portable_products():
+    with torch.no_grad():
         img = model.encode_image(images[index[:n]], normalize=True)
         txt = model.encode_text(tokens[:n], normalize=True)
         scores = torch.einsum("gid,gtd->git", img.reshape(-1, k, img.shape[-1]), txt.reshape(-1, k, txt.shape[-1]))
@@ -208,7 +209,6 @@ def _fit(model, images, index, tokens, config: TrainConfig, progress: bool) -> l
     """The training loop; returns the log rows [step, loss, learning rate, logit scale]."""
     import open_clip
     import torch
-    from ..engine.portable import portable_products      # torch loads only after the numerics are pinned
 
     generator = torch.Generator().manual_seed(config.seed)
     model.token_embedding.requires_grad_(config.learn_token_embedding)
@@ -233,10 +233,9 @@ def _fit(model, images, index, tokens, config: TrainConfig, progress: bool) -> l
         for group in optimizer.param_groups:
             group["lr"] = lr
         optimizer.zero_grad(set_to_none=True)
-        with portable_products():        # the optimizer's elementwise update needs no exact products
-            image_features, text_features, logit_scale = model(images[index[batch]], tokens[batch])[:3]
-            loss = loss_fn(image_features, text_features, logit_scale)
-            loss.backward()
+        image_features, text_features, logit_scale = model(images[index[batch]], tokens[batch])[:3]
+        loss = loss_fn(image_features, text_features, logit_scale)
+        loss.backward()
         optimizer.step()
         with torch.no_grad():
             model.logit_scale.clamp_(0, math.log(100))
