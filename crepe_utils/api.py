@@ -10,8 +10,6 @@ import dataclasses
 import os
 from pathlib import Path
 
-import pandas as pd
-
 from .protocol import Selection
 from .errors import CrepeError
 from .evaluation import Run, evaluate
@@ -19,6 +17,9 @@ from . import benchmarks
 from .results import store
 from .settings import EvaluationSettings
 from .toy import pipeline
+from .lazy import lazy
+
+pd = lazy("pandas")
 
 __all__ = ["evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "toy_world"]
 

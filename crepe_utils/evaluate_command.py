@@ -7,10 +7,7 @@ where the data and the result are (:class:`crepe_utils.evaluation.Run`), which p
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from . import benchmarks, settings as settings_cli
-from .evaluation import Run, evaluate
 from .results.store import KINDS
 
 
@@ -68,7 +65,8 @@ def add_arguments(parser, benchmark: str | None = None) -> None:
     add_run_arguments(parser)
 
 
-def run_of(args) -> Run:
+def run_of(args):
+    from .evaluation import Run         # here: the command's help starts without the engine and the models
     return Run(data_dir=args.data_dir, image_dir=args.image_dir, out=args.out,
                cache_dir=False if args.no_cache else args.cache_dir, kind=args.kind, label=args.label,
                pretrained=getattr(args, "pretrained", None), model_config=getattr(args, "model_config", None))
@@ -80,6 +78,7 @@ def selection_of(args, bench) -> dict:
 
 
 def run(args) -> int:
+    from .evaluation import evaluate
     bench = benchmarks.get(args.benchmark)
     selection = bench.selection(selection_of(args, bench))     # an option this benchmark lacks is named here
     summary = evaluate(args.model, bench.name, run=run_of(args), settings=settings_cli.from_args(args),
@@ -89,7 +88,7 @@ def run(args) -> int:
     return 0
 
 
-def print_summary(summary: pd.DataFrame, bench) -> None:
+def print_summary(summary, bench) -> None:
     """The run's headline rows, as its scoring rule shows them."""
     shown = bench.rule.brief(summary, bench.groups)
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))

@@ -25,8 +25,6 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import pandas as pd
-
 from . import benchmarks, paths
 from .protocol.benchmark import Selection, Sources
 from .engine import core as engine
@@ -36,6 +34,9 @@ from .models.spec import LoadedModel, check_device
 from .results import provenance
 from .results.store import check_kind, result_dir, sets_replaced, write_result
 from .settings import EvaluationSettings, option_name
+from .lazy import lazy
+
+pd = lazy("pandas")
 
 
 class EvaluationError(CrepeError, ValueError):

@@ -10,7 +10,9 @@ import csv
 from functools import lru_cache
 from importlib import resources
 
-import pandas as pd
+from .lazy import lazy
+
+pd = lazy("pandas")
 
 
 @lru_cache(maxsize=None)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from .engine import threads
 from .engine import precisions
-from .engine import tokenizing
+from .engine.truncation import TRUNCATIONS
 from .errors import CrepeError
 
 TIE_POLICIES = ("pessimistic", "optimistic")
@@ -67,7 +67,7 @@ class EvaluationSettings:
     tie_policy: str = _setting("pessimistic", "how a tie with a negative counts for R@k (default: %(default)s)",
                                choices=TIE_POLICIES)
     truncation: str | None = _setting(None, "over-long captions (default: the model family's official policy)",
-                                      type=str, choices=tokenizing.TRUNCATIONS)
+                                      type=str, choices=TRUNCATIONS)
     # The engine records the cut in effect (a family may not support it) as "length_cut" beside it.
     length_cut: bool = _setting(True, "encode every caption at the full 77 tokens", record_as="length_cut_requested")
     skip_missing_images: bool = _setting(False, "evaluate without queries whose image is missing or unreadable "

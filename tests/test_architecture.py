@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "crepe_utils"
 #: Packages in one layer are peers: they may not import each other either. Every package is in one layer,
 #: whole: no module is placed apart from its package.
 LAYERS = [
-    ["errors"],                      # below everything: the atomic writers raise its DiskFullError
+    ["errors", "lazy"],              # below everything: the atomic writers raise its DiskFullError; lazy imports
     ["paths", "atomic", "kernel", "metrics", "packaged"],
     ["progress", "textfile", "digests", "blind"],
     ["models", "download"],
@@ -224,6 +224,8 @@ LAZY_PACKAGE_IMPORTS = {
     ("cli.py", "crepe_utils.benchmarks"): "the registry, read only for a command that is not one of cli's own",
     ("notebooks.py", "crepe_utils.benchmarks"): "the registry, only for `deps` (each notebook's data folders)",
     ("engine/precisions.py", "crepe_utils.engine.portable"): "imports torch at its top",
+    ("evaluate_command.py", "crepe_utils.evaluation"): "the engine and the models: `evaluate --help` starts without them",
+    ("toy/numerics.py", "crepe_utils.engine.portable"): "imports torch, which must wait for the toy's pinned numerics",
     ("toy/train.py", "crepe_utils.benchmarks.crepe.validation"): "toy/train.py is edited elsewhere; torch after the pinning",
     ("toy/train.py", "crepe_utils.engine.portable"): "imports torch, which must wait for the toy's pinned numerics",
     ("toy/train.py", "crepe_utils.models"): "toy/train.py is edited elsewhere; torch after the pinning",

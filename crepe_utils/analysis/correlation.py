@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
-from scipy import stats
+
+from ..lazy import lazy
+
+pd = lazy("pandas")
+stats = lazy("scipy.stats")
 
 
 def r_squared(x, y) -> float:

@@ -10,10 +10,11 @@ import os
 import warnings
 from pathlib import Path
 
-import pandas as pd
-
 from ..atomic import atomic_path, write_text
 from ..kernel import in_notebook_kernel
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 #: One colour per training set, used by every figure.
 TRAIN_PALETTE = {

@@ -15,8 +15,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
-from scipy import stats
+
+from ..lazy import lazy
+
+pd = lazy("pandas")
+stats = lazy("scipy.stats")
 
 LEVEL = 0.95
 

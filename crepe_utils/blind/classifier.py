@@ -19,13 +19,13 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.optimize
-import scipy.sparse
-import scipy.special
 
+from ..lazy import lazy
 from .folds import labelled
 from .settings import BlindSettings
 from .text import Corpus
+
+scipy = lazy("scipy")          # its optimize, sparse and special load on first use (scipy's own lazy submodules)
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,12 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-import wordfreq
 
+from ..lazy import lazy
 from .settings import BlindSettings
 from .text import Corpus, sum_per_sequence
+
+wordfreq = lazy("wordfreq")
 
 NEGATION_WORDS = ("no", "not")
 

@@ -19,9 +19,11 @@ from functools import cached_property
 from typing import Sequence
 
 import numpy as np
-import scipy.sparse
 
 from ..errors import DataError
+from ..lazy import lazy
+
+scipy = lazy("scipy")          # scipy.sparse loads on first use
 
 
 @dataclass(frozen=True)

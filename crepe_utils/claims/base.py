@@ -28,7 +28,10 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 import numpy as np
-import pandas as pd
+
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 PASS, FAIL, PAPER, PART, NEEDS = "pass", "fail", "paper inconsistency", "holds in part", "needs data"
 STATUSES = (PASS, FAIL, PAPER, PART, NEEDS)

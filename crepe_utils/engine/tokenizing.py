@@ -19,9 +19,7 @@ from ..models import fast_tokenizer
 from ..models.spec import library_versions
 from ..models import bert
 from ..digests import sha256_file
-
-
-TRUNCATIONS = ("keep_eot", "official", "error")
+from .truncation import TRUNCATIONS
 
 
 @dataclass(frozen=True)

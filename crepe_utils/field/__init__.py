@@ -18,9 +18,10 @@ family column would also count ALIP, which is pretrained from scratch.
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from . import reported
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 CITATION = ("Oh et al., Exploring the Spectrum of Visio-Linguistic Compositionality and Recognition, CVPR 2024 "
             "Workshop MMFM, arXiv 2406.09388")
@@ -71,5 +72,11 @@ def table() -> pd.DataFrame:
     return df
 
 
-#: the checkpoint-table keys of the rows open_clip builds, in row order, each once
-ROSTER: tuple[str, ...] = tuple(dict.fromkeys(k for k in reported.checkpoints()["checkpoint"] if k))
+def __getattr__(name: str):
+    """``ROSTER``: the checkpoint-table keys of the rows open_clip builds, in row order, each once; read from the
+    carried table when first asked for (the command line's help, which imports this, never asks)."""
+    if name != "ROSTER":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    roster = tuple(dict.fromkeys(k for k in reported.checkpoints()["checkpoint"] if k))
+    globals()["ROSTER"] = roster
+    return roster

@@ -7,9 +7,10 @@ re-evaluation (docs/openclip_results.csv). Its ``model`` column holds checkpoint
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from ..packaged import table
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 SOURCES = ("open_clip_docs", "open_clip_results_table")
 _PACKAGE = "crepe_utils.models"

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-import pandas as pd
 
 from .. import metrics
+from ..lazy import lazy
 from ..results.store import format_scores, load_results, per_query_columns, summary_columns
 from .benchmark import ScoringRule
 from .tables import Tables
+
+pd = lazy("pandas")
 
 SCORE_DTYPE = np.float32
 PER_QUERY_CHUNK = 50_000

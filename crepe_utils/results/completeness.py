@@ -6,8 +6,10 @@ images or rows, or one on other files is shown, but never compared with the pape
 """
 from __future__ import annotations
 
-import pandas as pd
 from .store import load_manifest
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 
 def _engine_settings(result_dir) -> dict | None:

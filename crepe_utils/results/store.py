@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-import numpy as np
-import pandas as pd
-
 from ..atomic import atomic_directory, published_files, write_json
 from ..errors import CrepeError, CrepeWarning
 from ..textfile import ENCODING
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 SCHEMA_VERSION = 1
 KINDS = ("evaluated", "toy", "fixture")

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .. import blind, metrics
 from ..benchmarks.crepe import queries as crepe_queries
@@ -36,6 +35,9 @@ from ..benchmarks.winoground.metadata import load_examples
 from ..benchmarks.crepe.datasets import CREPE_CSVS
 from ..benchmarks.sugarcrepe.datasets import SUGARCREPE_JSONS
 from ..benchmarks.winoground.datasets import WINOGROUND_FILES
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 #: The scorers notebook 07 runs (the classifiers, ten times slower, are ``blind:classifier`` models).
 FAST_SCORERS = ("negation", "length", "wordfreq", "wordfreq-cased", "bigram", "bigram-cased", "bigram-mean")

@@ -11,13 +11,14 @@ watch it fail; :func:`blind_sections` computes them from the data folders.
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from .. import blind
 from ..benchmarks.crepe import reported
 from ..benchmarks.sugarcrepe import reported as sugarcrepe_reported
 from . import blind as blind_analysis
 from ..claims.base import FAIL, NEEDS, PASS, Check, Topic
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 GROUP = "blind"
 RULE = "negation"

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 
 from ..analysis.reporting import HN_LABELS
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 HN_TYPES = ("atom", "swap", "negate")
 SCORER_COLORS = {"negation": "#C44E52", "length": "#DD8452", "wordfreq": "#937860", "wordfreq-cased": "#DA8BC3",

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
 from .. import blind
 from ..analysis.reporting import HN_LABELS
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 #: SugarCrepe's subsets whose negatives add words, and those whose negatives replace or swap them.
 ADD = ("add_att", "add_obj")

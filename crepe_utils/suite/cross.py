@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 
 from ..analysis import prose, uncertainty
 from ..analysis.reporting import HN_LABELS
 from ..benchmarks.crepe import analysis as crepe_analysis, reported as crepe_reported, roster as crepe_roster
 from ..benchmarks.winoground import reported as winoground_reported, roster as winoground_roster
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 
 def shared_checkpoints() -> dict[str, str]:

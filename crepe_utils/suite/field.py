@@ -20,8 +20,6 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
-import pandas as pd
-from scipy.stats import spearmanr
 
 from .. import field
 from ..analysis import uncertainty
@@ -34,6 +32,10 @@ from ..benchmarks.winoground import reported as winoground_reported, results as 
 from ..benchmarks.winoground import roster as winoground_roster
 from ..results import store
 from . import blind as blind_analysis
+from ..lazy import lazy
+
+pd = lazy("pandas")
+stats = lazy("scipy.stats")
 
 N_MAX = 60_000
 TOLERANCE = 1e-9
@@ -250,8 +252,8 @@ def crepe_rank_agreement(agreement: pd.DataFrame) -> pd.DataFrame:
     for hn, g in agreement.groupby("hn_type", sort=False):
         rows.append({"hn_type": hn, "checkpoints": len(g), "between": int(g["between"].sum()),
                      "feasible": int(g["feasible"].fillna(False).sum()),
-                     "spearman_n4": float(spearmanr(g["field"], g["paper_n4"]).statistic),
-                     "spearman_n12": float(spearmanr(g["field"], g["paper_n12"]).statistic)})
+                     "spearman_n4": float(stats.spearmanr(g["field"], g["paper_n4"]).statistic),
+                     "spearman_n12": float(stats.spearmanr(g["field"], g["paper_n12"]).statistic)})
     return pd.DataFrame(rows)
 
 

@@ -19,7 +19,6 @@ contradict); a difference between two publications is a paper inconsistency, wit
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from .. import field
 from ..benchmarks.crepe import reported as crepe_reported
@@ -29,6 +28,9 @@ from ..field import reported as field_reported
 from ..models import imagenet
 from . import blind as blind_analysis
 from . import field as F
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 GROUP = "field"
 #: two evaluations of one checkpoint on the same items agree when they differ by at most this many items

@@ -6,10 +6,12 @@ import math
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 
 from .. import field
 from .blind_figures import SCORER_COLORS
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 PRETRAINED, FINE_TUNED = "#4C72B0", "#55A868"     # green: no blind scorer of these figures has it
 SET_COLORS = {"pretrained": PRETRAINED, "fine-tuned": FINE_TUNED, "all": "#555555"}

@@ -2,12 +2,13 @@
 checkpoints its paper evaluated, which ``evaluate-paper`` runs on it)."""
 from __future__ import annotations
 
-import pandas as pd
-
 from .. import benchmarks
 from ..analysis.reporting import markdown_table
 from ..models import FAMILIES, checkpoints
 from ..models.imagenet import top1 as imagenet_top1
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 
 def checkpoint_table() -> pd.DataFrame:

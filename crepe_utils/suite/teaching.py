@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .. import blind, metrics
 from ..blind.folds import fold_of
@@ -41,6 +40,9 @@ from ..engine.images import crop, open_rgb
 from ..errors import CrepeError, error_line
 from ..models import load_model
 from .pages import notebook_pages
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 #: The scorers worked through: two fixed rules, an English prior and a model trained on true captions.
 SCORERS = ("length", "negation", "wordfreq", "bigram")

@@ -29,8 +29,6 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-import pandas as pd
-
 from ..atomic import write_json
 from ..evaluation import evaluate
 from ..errors import CrepeError
@@ -38,6 +36,9 @@ from . import numerics
 from .build import DEFAULT_HELD_OUT, TRAIN_DATA, WorldConfig, build_world
 from .train import TrainConfig, train
 from .world import with_converses
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 STAGES = ("world", "model", "results")
 PACKAGE = Path(__file__).resolve().parent.parent

@@ -5,12 +5,14 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from PIL import Image
 
 from ..benchmarks.crepe import reported
 from ..analysis import prose
 from ..analysis.reporting import HN_LABELS
+from ..lazy import lazy
+
+pd = lazy("pandas")
 
 SC_COLOR, UC_COLOR = "#4C72B0", "#DD8452"
 

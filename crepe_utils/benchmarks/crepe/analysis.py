@@ -6,7 +6,6 @@ returns a tidy DataFrame; notebooks only format and plot them.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ... import metrics
 from . import reported
@@ -15,6 +14,9 @@ from . import roster as registry
 from ...models import checkpoints
 from ...results.completeness import complete_only
 from ...results.store import ResultsError, load_per_query, warn_unreadable
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 HN_ORDER = {"systematicity": ["combined", "atom", "comp"], "productivity": ["atom", "swap", "negate", "all"]}
 

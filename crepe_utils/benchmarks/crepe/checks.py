@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
 from . import reported
 from ...analysis.correlation import r_squared
 from .analysis import granularity_table, productivity_r2_inputs, systematicity_r2_inputs
 from ...analysis.uncertainty import gap_table, with_intervals
 from ...results.completeness import incomplete_reasons
 from ...claims.base import FAIL, NEEDS, PAPER, PART, PASS, Check, _fmt
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 # ------------------------------------------------------------------ chance levels and set sizes
 

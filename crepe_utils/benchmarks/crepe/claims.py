@@ -16,8 +16,6 @@ so a claim added to a topic appears in both. The defaults are ``make check``'s: 
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from ... import paths
 from . import reported
 from ...models import imagenet
@@ -29,6 +27,9 @@ from ...results import store
 from . import checks as crepe_claims
 from ...claims.base import FAIL, Check, Topic
 from .datasets import CREPE_CSVS
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 Sections = dict[str, list[Check]]
 

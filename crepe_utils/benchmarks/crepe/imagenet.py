@@ -5,7 +5,6 @@ from math import comb
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from scipy import stats as st
 
 from . import reported, roster
@@ -14,6 +13,9 @@ from ...models import imagenet
 from ...analysis import prose
 from ...analysis.reporting import TRAIN_PALETTE
 from .analysis import MODEL_SETS, productivity_r2_inputs, systematicity_r2_inputs
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 PANELS = [("HN-Atom SC", "atom", "SC"), ("HN-Atom UC", "atom", "UC"), ("HN-Comp SC", "comp", "SC"),
           ("HN-Comp UC", "comp", "UC"), ("HN-Swap n=4", "swap", 4), ("HN-Swap n=12", "swap", 12)]

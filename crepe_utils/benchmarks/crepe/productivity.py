@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 
 from . import reported, roster
 from ...analysis import prose, uncertainty
 from ...analysis.reporting import HN_LABELS, TRAIN_PALETTE
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 HN_TYPES = ["atom", "swap", "negate"]
 ENDS = (4, 12)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 
 from . import reported
 from ...models import checkpoints
 from ...analysis import prose, uncertainty
 from ...analysis.reporting import HN_LABELS, TRAIN_PALETTE
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 HN_TYPES = ["combined", "atom", "comp"]
 TRAIN_ORDER = ("cc12m", "yfcc", "laion")

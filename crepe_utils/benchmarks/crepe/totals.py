@@ -5,7 +5,6 @@ every published productivity Recall@1, with its exact binomial interval.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import pandas as pd
 import seaborn as sns
 
 from ... import paths
@@ -13,6 +12,9 @@ from . import reported
 from ...analysis import prose, uncertainty
 from ...analysis.reporting import HN_LABELS
 from .analysis import granularity_table
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 HN_ROWS = ["atom", "swap", "negate"]
 

@@ -15,14 +15,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import pandas as pd
-
 from ... import paths
 from ...engine.images import box_outside, box_wholly_outside, open_rgb
 from ...digests import sha256_file
 from . import queries as D
 from ...imagesets.visual_genome import ImageIndex
 from .datasets import CREPE_CSVS
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 CONTEXT_LENGTH = 77
 

@@ -14,7 +14,6 @@ in :mod:`crepe_utils.benchmarks.sugarcrepe.claims`.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ... import paths
 from . import reported
@@ -24,6 +23,9 @@ from ...results import store
 from ...analysis import prose, uncertainty
 from . import SUBSETS, load_pairs
 from .datasets import SUGARCREPE_JSONS
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 #: The results table's column order: REPLACE, SWAP, ADD.
 SUBSET_ORDER = ("replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att", "add_obj", "add_att")

@@ -12,7 +12,6 @@ pinned counts), so a test can hand it wrong input and watch it fail.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ... import paths
 from . import reported
@@ -21,6 +20,9 @@ from ...errors import DataError, error_line
 from . import SUBSETS, load_pairs
 from ...claims.base import FAIL, NEEDS, PAPER, PART, PASS, Check, Topic
 from .datasets import SUGARCREPE_JSONS
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 GROUP = "sugarcrepe"
 #: pinned count of a subset before a later release changed it: quantity prefix in released_counts.csv

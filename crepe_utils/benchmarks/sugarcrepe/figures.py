@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import seaborn as sns
 
 from .analysis import SUBSET_LABELS, SUBSET_ORDER
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 #: One colour per group of the results table.
 #: (DataComp amber, not a second blue beside OpenAI's purple: the two read as one colour at a glance)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pandas as pd
 
 from ... import blind
 from ...analysis import uncertainty
 from .data import PIECES, PIECE_NAMES, Items, load_items
 from .datasets import VALSE_JSONS
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 #: the text-only scorers run per piece: the fixed rules and the cross-fitted bigram, summed and per word (a foil one
 #: word longer than its caption, as existence's "no" makes half of them, is less probable summed for that alone)

@@ -1,9 +1,10 @@
 """Notebook 09's figures: the text-only scorers on each VALSE piece, and what each piece's texts give away."""
 from __future__ import annotations
 
-import pandas as pd
-
 from .data import PIECES
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 _MARKERS = "osD^v"
 

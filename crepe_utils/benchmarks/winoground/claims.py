@@ -24,8 +24,6 @@ import math
 import string
 from collections import Counter
 
-import pandas as pd
-
 from ...claims.base import FAIL, NEEDS, PAPER, PASS, Check, Topic
 from . import reported
 from .datasets import WINOGROUND_FILES
@@ -33,6 +31,9 @@ from .metadata import load_examples
 from .results import load_results
 from .scoring import METRICS, chance_levels
 from .statistics import split_tags
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 GROUP = "winoground"
 TAG_CLAIMS = {"Object": "wg_tag_object", "Relation": "wg_tag_relation", "Both": "wg_tag_both"}

@@ -34,13 +34,15 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 from PIL import Image
 
 from ...errors import DataError
 from ...paths import not_a_folder
 from ...textfile import not_utf8, read_text
 from ...download.extraction import MARKER_NAME
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 LAYOUTS = ("folder", "zip", "parquet")
 TEXT_FIELDS = ("id", "caption_0", "caption_1", "tag", "secondary_tag", "num_main_preds", "collapsed_tag")

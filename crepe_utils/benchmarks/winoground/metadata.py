@@ -17,12 +17,13 @@ import io
 import os
 from pathlib import Path
 
-import pandas as pd
-
 from ...errors import DataError
 from ...textfile import read_text
 from .data import (EXAMPLES_TEXT, MAX_LISTED, TEXT_FIELDS, BadRow, Example, parse_example, raise_bad_rows, sorted_unique_ids)
 from .data import load_dataset
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 WHY_HARD = "why_hard_tags.tsv"
 

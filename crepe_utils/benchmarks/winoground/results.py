@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pandas as pd
-
 from ...results import store
 from .scoring import SCORE_COLUMNS
 from .statistics import SUMMARY_COLUMNS
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 SCORING = "winoground"
 

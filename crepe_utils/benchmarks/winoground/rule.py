@@ -10,13 +10,15 @@ image was skipped (unreadable, with ``skip_missing_images``) has no four scores 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from .scoring import METRICS, SCORE_COLUMNS, flags, ties
 from .results import load_results
 from .statistics import SUMMARY_COLUMNS, summary_table
 from ...protocol.benchmark import ScoringRule
 from ...protocol.tables import Tables
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 SCORE_DTYPE = np.float64
 

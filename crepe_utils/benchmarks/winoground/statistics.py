@@ -34,10 +34,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 
 from ...metrics import bootstrap_mean_ci
 from .scoring import METRICS, chance_levels
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 N_GROUPS = 4
 GROUPINGS = ("contiguous", "interleaved")

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 
 from ... import paths
 from . import reported
 from .statistics import split_tags
 from ...analysis import prose, uncertainty
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 METRICS = ("text", "image", "group")
 COLORS = {"text": "#4C72B0", "image": "#55A868", "group": "#C44E52"}

@@ -9,9 +9,10 @@ inferred.
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from ...packaged import rows, table
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 _PACKAGE = __name__
 

@@ -13,11 +13,12 @@ other papers published on CREPE productivity.
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from ....models import imagenet
 from ....packaged import table
 from .. import roster
+from ....lazy import lazy
+
+pd = lazy("pandas")
 
 _PACKAGE = __name__
 

@@ -7,9 +7,10 @@ subset's R@1 against ImageNet zero-shot top-1. ``released_counts.csv``: counts o
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from ....packaged import table
+from ....lazy import lazy
+
+pd = lazy("pandas")
 
 _PACKAGE = __name__
 

@@ -7,9 +7,10 @@ carried here). ``released_counts.csv``: items and valid items per piece, pinned 
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from ....packaged import table
+from ....lazy import lazy
+
+pd = lazy("pandas")
 
 _PACKAGE = __name__
 

@@ -6,9 +6,10 @@ counts of the released text metadata, pinned so that a recount can be checked ag
 """
 from __future__ import annotations
 
-import pandas as pd
-
 from ....packaged import table
+from ....lazy import lazy
+
+pd = lazy("pandas")
 
 _PACKAGE = __name__
 
