@@ -2,7 +2,7 @@
 #
 #   make all     the released text data when missing, published numbers -> notebooks -> figures/ tables/,
 #                the toy world, then `make check`
-#   make test    the test suite
+#   make test    the test suite (make test-quick: without the slow tests)
 #   make docs    the executed notebooks as a website that opens from disk (build/site/index.html)
 #   make docs-check  every page of it in headless Chromium; screenshots in build/docs-check
 #   make prose-check the notebooks' prose against their numbers, with the data and without any
@@ -50,7 +50,7 @@ TOY_NOTEBOOKS := 02_systematicity 03_productivity
 RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
-.PHONY: all test check check-claims-page check-claims-page-current data data-text evaluate toy prose-check \
+.PHONY: all test test-quick check check-claims-page check-claims-page-current data data-text evaluate toy prose-check \
         toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
 
 all: data-text notebooks toy check ## the released text data, published numbers, the toy world, checks
@@ -63,7 +63,7 @@ help: ## list the targets
 # What each executed notebook depends on: the package files its imports reach (computed from the
 # import graph by `python -m crepe_utils.notebooks deps`), plus the data and results it reads (below).
 # Targets that run no notebook skip this (and so need no environment).
-NO_DEPS_GOALS := help venv clean clean-venv test models data data-text data-%
+NO_DEPS_GOALS := help venv clean clean-venv test test-quick models data data-text data-%
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_DEPS_GOALS),$(MAKECMDGOALS)),all),)
 -include $(BUILD)/deps.mk
 endif
@@ -82,8 +82,18 @@ $(VENV_STAMP): requirements.txt requirements.lock pyproject.toml
 	@touch $@
 
 # ---------------------------------------------------------------- tests and checks
-test: $(VENV_STAMP) ## run the test suite
-	$(VPY) -m pytest -q
+# The suite runs on every core (pytest-xdist, at most TEST_WORKERS_MAX workers; one file's tests share a worker and
+# its fixtures) and lists its 20 slowest tests. One file or test, fast and in this process:
+# `.venv/bin/python -m pytest tests/test_metrics.py` (docs/development.md).
+TEST_WORKERS     ?= auto
+TEST_WORKERS_MAX ?= 4
+PYTEST_PARALLEL  := -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile --durations=20
+
+test: $(VENV_STAMP) ## run the test suite, every check (about 4 minutes on 2 cores; 5 with the reference data)
+	$(VPY) -m pytest -q $(PYTEST_PARALLEL)
+
+test-quick: $(VENV_STAMP) ## the suite without the tests marked slow (notebook runs, training, kills, processes)
+	$(VPY) -m pytest -q $(PYTEST_PARALLEL) -m "not slow"
 
 check: $(VENV_STAMP) ## check every claim of the paper; non-zero exit when one fails
 	$(VPY) -m crepe_utils check --results-dir $(RESULTS) --tables-dir $(TABLES)

@@ -4,6 +4,8 @@ skips cleanly when that folder is absent."""
 from __future__ import annotations
 
 import os
+import platform
+import shutil
 import sys
 from pathlib import Path
 
@@ -11,6 +13,18 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("MPLBACKEND", "Agg")
+# ATen's AVX2 kernels in this process, as in the toy world's own processes and the notebook kernels (which inherit
+# it): a toy pipeline run here and one run in a kernel then compute the same stage keys and share their cached
+# stages (read before torch is imported, which nothing above does).
+if platform.machine().lower() in ("x86_64", "amd64"):
+    os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One of several workers (pytest -n): one OpenMP thread each, here and in the processes its tests start (which
+    # compare their embeddings with this one's: the cache keys them by thread count), and threads that sleep when
+    # idle: a spinning thread takes the core another worker needs, and two workers whose threads spin while the
+    # other's run slow each other tenfold. A test that wants more threads sets them itself.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import helpers  # noqa: E402
 import shared_guard  # noqa: E402
@@ -31,6 +45,41 @@ def pytest_collection_modifyitems(config, items):
         if uses and item.get_closest_marker("shared") is None:
             raise pytest.UsageError(f"{item.nodeid} reads the reference data ({', '.join(sorted(uses))}) "
                                     "but lacks @pytest.mark.shared")
+
+
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """A folder ``build(folder)`` fills once per test session, whichever worker (pytest -n) asks first: the others
+    wait on a lock in the session's common temporary folder and reuse it. A build that failed is redone."""
+    from filelock import FileLock
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent                      # the workers' base folders sit side by side in it
+    folder, done = root / f"shared-{name}", root / f"shared-{name}.done"
+    with FileLock(str(root / f"shared-{name}.lock")):
+        if not done.exists():
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
+#: The toy world of the docs' small example (docs/evaluating.md) and notebook 06's test: trained once per session.
+SMALL_TOY = {"steps": 30, "train_scenes": 300, "syst_rows": 40, "prod_rows": 10}
+
+
+@pytest.fixture(scope="session")
+def small_toy(tmp_path_factory) -> Path:
+    """The toy pipeline's folder for :data:`SMALL_TOY` (world, model, results), computed once per session; copy it
+    where a test runs the pipeline with those settings, which then finds every stage computed (this process and
+    the notebook kernels it starts compute the same stage keys: ATen is pinned above)."""
+    def run(folder: Path) -> None:
+        from crepe_utils.toy.pipeline import build_configs, pipeline
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("CREPE_CACHE", str(folder.parent / f"{folder.name}-cache"))
+            pipeline(folder, *build_configs(**SMALL_TOY), progress=False)
+    return built_once(tmp_path_factory, "small-toy", run)
 
 
 @pytest.fixture(scope="session")

@@ -131,6 +131,7 @@ def test_published_blind_rows_have_sources():
 
 # ------------------------------------------------------------------ on the released data
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_blind_claims_pass_on_the_released_data(shared_crepe, shared_winoground, shared_sugarcrepe):
     checks = C.blind_checks(shared_crepe, shared_winoground, sugarcrepe_dir=shared_sugarcrepe)
@@ -139,6 +140,7 @@ def test_blind_claims_pass_on_the_released_data(shared_crepe, shared_winoground,
     assert checks[3].ours == "57.6-73.8" and "5 of 5 subsets" in checks[3].detail
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_blind_hard_subset_and_the_negation_artefacts(shared_crepe):
     run = A.crepe_run(shared_crepe, ("negation", "length", "wordfreq-cased"))

@@ -78,6 +78,7 @@ def test_length_on_crepe(productivity):
     assert all(77 <= round(r1["negate", n]) <= 96 for n in range(5, 13))
 
 
+@pytest.mark.slow
 def test_the_bigram_on_crepe_equals_the_reference_and_its_recall(productivity):
     queries = productivity
     won = library_wins("bigram", queries)[0]
@@ -133,6 +134,7 @@ def test_no_blind_scorer_passes_a_winoground_example_and_the_ties_are_counted(sh
         assert summary["image"]["ties"] == 400, name
 
 
+@pytest.mark.slow
 def test_the_length_normalised_bigram_on_crepe_and_sugarcrepe(productivity, shared_sugarcrepe):
     """blind:bigram-mean is the total divided by (words + 1) query by query; what normalising costs where length
     decides (HN-Neg, SugarCrepe's ADD) and where it does not (HN-Atom)."""

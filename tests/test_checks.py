@@ -226,6 +226,7 @@ def test_run_all_lists_each_claim_once_and_counts_the_rows_that_can_fail():
         "HN-Swap R@1 at n=12 is below chance (16.67)"}
 
 
+@pytest.mark.slow
 def test_verify_claims_page_fails_on_a_stale_claims_table(tmp_path, capsys):
     from crepe_utils import cli
     page = tmp_path / "claims.md"

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from crepe_utils.benchmarks.crepe import reported
 from crepe_utils.models import imagenet
 from crepe_utils.suite import checks as aggregate
 from crepe_utils.benchmarks.crepe import checks as crepe_claims, claims as topics
@@ -60,6 +59,7 @@ def test_make_check_is_the_topics_without_data(tmp_path):
     assert FAIL not in {r.status for r in everything}
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_make_check_is_the_topics_on_the_reference_data(tmp_path):
     everything, by_topic = assert_make_check_is_the_topics(None, tmp_path / "no-results")
@@ -136,6 +136,7 @@ def _check_functions() -> dict[str, object]:
             for name in dir(module) if name.startswith("check_") and callable(getattr(module, name))}
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_every_check_function_is_called_by_a_topic(shared_crepe, shared_winoground, monkeypatch, tmp_path):
     """A check_* function that no topic reaches would be missing from ``make check`` and the notebooks."""

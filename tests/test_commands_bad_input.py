@@ -1,11 +1,13 @@
-"""Every command, run as a user runs it (a subprocess), on bad input: one ``error:`` line, no traceback.
+"""Every command, run through its entry point as a user runs it (in this process: tests/cli_runner.py), on bad
+input: one ``error:`` line, no traceback.
 
 For each command of ``crepe_utils.cli.COMMANDS`` and each ``python -m`` module the Makefile calls,
 one bad input: a missing folder, an unknown model, a malformed CSV, a corrupt toy-world folder, a
 notebook that does not exist or fails. The command must exit non-zero and print exactly one
 non-empty line on stderr, starting with ``error:``, and nothing anywhere may be a traceback.
 A bad option is argparse's business: its usage message (two lines, exit status 2) is accepted.
-Nothing here downloads anything or needs the reference data.
+Nothing here downloads anything or needs the reference data. One case runs as a real process, to show that
+``python -m crepe_utils`` is that entry point (CREPE_TRACEBACK's traceback).
 """
 from __future__ import annotations
 
@@ -18,15 +20,15 @@ import pytest
 
 from crepe_utils import cli
 
+import cli_runner
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run(tmp_path: Path, *argv: str, module: str = "crepe_utils", env: dict | None = None):
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "CREPE_DATA": str(tmp_path / "no-data"),
                    "HF_HUB_OFFLINE": "1", "MPLBACKEND": "Agg", **(env or {})}
-    environment.pop("CREPE_TRACEBACK", None)
-    return subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True, cwd=tmp_path,
-                          env=environment, timeout=300)
+    return cli_runner.run(argv, module=module, env=environment, cwd=tmp_path)
 
 
 def _one_error_line(proc) -> str:

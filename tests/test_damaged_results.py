@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import gzip
 import shutil
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import cli_runner
 import helpers
 from crepe_utils.benchmarks.crepe import analysis as tables
 from crepe_utils.results import store
@@ -69,8 +68,7 @@ def _damaged_copy(evaluated, tmp_path, kind):
 @pytest.mark.parametrize("kind", [k for k in DAMAGE if k != "summary with text for a number"])
 def test_check_names_the_damaged_file_and_uses_the_good_results(evaluated, tmp_path, kind):
     results, bad = _damaged_copy(evaluated, tmp_path, kind)
-    done = subprocess.run([sys.executable, "-m", "crepe_utils", "check", "--results-dir", str(results),
-                           "--tables-dir", str(tmp_path / "tables")], capture_output=True, text=True, timeout=300)
+    done = cli_runner.run(["check", "--results-dir", results, "--tables-dir", tmp_path / "tables"])
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     named = [line for line in done.stderr.splitlines() if str(bad) in line]
     assert len(named) == 1 and (" cannot be read " in named[0] or " is not valid JSON " in named[0]), done.stderr

@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "speed"))
 import device_check  # noqa: E402
 
 
+@pytest.mark.slow
 def test_tiny_run_writes_a_complete_report(tmp_path, capsys):
     out = tmp_path / "check.json"
     assert device_check.main(["--device", "cpu", "--tiny", "--images", "3", "--captions", "120",
@@ -59,6 +60,7 @@ def test_exactness_counts_rank_changes_outside_near_ties(tmp_path, loaded_tiny):
     assert np.isclose(ex["max_abs_score_difference"], np.abs(scores - ref.scores).max())
 
 
+@pytest.mark.slow
 def test_budget_skips_instead_of_overrunning(tmp_path):
     out = tmp_path / "check.json"
     device_check.main(["--device", "cpu", "--tiny", "--images", "1", "--captions", "40", "--budget-s", "0",

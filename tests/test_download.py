@@ -9,7 +9,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from crepe_utils.download.transport import TransferPolicy
 from crepe_utils import benchmarks
 from crepe_utils.suite import download as download_command
 from crepe_utils.benchmarks.winoground import datasets as wg_datasets
+import cli_runner
 from loopback import (PROD_CSV, PROD_ROWS, Fault, LoopbackServer, git_blob_sha1, make_zip, prod_archive, sha256,
                       syst_archive)
 
@@ -469,8 +469,8 @@ def test_cli_end_to_end_with_mirror_and_override(server, prod_zip, syst_zip, tmp
     dest = tmp_path / "crepe"
     env = {**os.environ, datasets.MIRROR_ENV: server.base, datasets.OVERRIDE_ENV: str(override),
            "no_proxy": "*"}
-    command = [sys.executable, "-m", "crepe_utils", "download", "crepe", "--dest", str(dest), "--yes"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT)
+    command = ["download", "crepe", "--dest", dest, "--yes"]
+    done = cli_runner.run(command, env=env, cwd=PROJECT_ROOT)
     assert done.returncode == 0, done.stderr
     assert "Plan for" in done.stdout and "syst_hard_negatives.zip" in done.stdout
     assert sorted(path for path, _ in server.requests) == ["/prod_hard_negatives.zip", "/syst_hard_negatives.zip"]
@@ -481,7 +481,7 @@ def test_cli_end_to_end_with_mirror_and_override(server, prod_zip, syst_zip, tmp
     server.files["/syst_hard_negatives.zip"] = b"broken"
     (dest / "syst_hard_negatives.zip").unlink()
     shutil.rmtree(dest / "syst_hard_negatives")
-    failed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT)
+    failed = cli_runner.run(command, env=env, cwd=PROJECT_ROOT)
     assert failed.returncode != 0
     assert "error:" in failed.stderr and "offers 6 bytes" in failed.stderr
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import cli_runner
 import helpers
 from crepe_utils import benchmarks, cli
 from crepe_utils.benchmarks import SelectionError
@@ -466,9 +467,7 @@ def test_a_damaged_manifest_is_named_with_its_key_and_left_out(tmp_path, case):
 
 def test_check_counts_a_damaged_manifest_and_exits_non_zero(tmp_path):
     root = _results_with(tmp_path, {**GOOD_MANIFEST, "model": None})
-    done = subprocess.run([sys.executable, "-m", "crepe_utils", "check", "--results-dir", str(root), "--tables-dir",
-                           str(tmp_path / "tables")], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = cli_runner.run(["check", "--results-dir", root, "--tables-dir", tmp_path / "tables"])
     assert done.returncode == 1 and "Traceback" not in done.stderr
     path = store.result_dir(root, "bad", "productivity") / store.MANIFEST
     assert "1 result file(s) cannot be read and are left out:" in done.stderr
@@ -740,9 +739,7 @@ def test_an_unlistable_crepe_folder_is_named(crepe_root, tmp_path, monkeypatch):
 def test_the_notebook_runner_refuses_a_file_that_is_not_a_notebook(tmp_path, content, expected):
     source = tmp_path / "nb.ipynb"
     source.write_text(content)
-    done = subprocess.run([sys.executable, "-m", "crepe_utils.notebooks", str(source), str(tmp_path / "out.ipynb"),
-                           "--no-html"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = cli_runner.run([source, tmp_path / "out.ipynb", "--no-html"], module="crepe_utils.notebooks")
     assert done.returncode == 1 and done.stderr.splitlines() == [f"error: {source} {expected}"] or \
         (done.returncode == 1 and done.stderr.startswith(f"error: {source} {expected}")
          and len(done.stderr.splitlines()) == 1), done.stderr
@@ -755,9 +752,8 @@ def test_the_notebook_runner_refuses_an_undeclared_parameter(tmp_path):
     source = tmp_path / "nb.ipynb"
     kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
     nbformat.write(nbformat.v4.new_notebook(cells=[cell], metadata=kernel), source)
-    done = subprocess.run([sys.executable, "-m", "crepe_utils.notebooks", str(source), str(tmp_path / "out.ipynb"),
-                           "--no-html", "-p", "result_dir", "x"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = cli_runner.run([source, tmp_path / "out.ipynb", "--no-html", "-p", "result_dir", "x"],
+                          module="crepe_utils.notebooks")
     assert done.returncode == 1 and done.stderr.splitlines() == [
         f"error: {source} has no parameter 'result_dir'; its parameters are: results_dir"]
     assert not (tmp_path / "out.ipynb").exists()
@@ -801,6 +797,7 @@ def test_a_manifest_without_its_summary_is_named_not_dropped(tmp_path):
     assert loaded["model"].tolist() == ["m"]
 
 
+@pytest.mark.slow
 def test_a_path_of_bytes_that_are_not_utf8_is_printed_escaped(sugarcrepe, tmp_path, tiny_model):
     data_dir, image_dir = sugarcrepe
     out = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9"))

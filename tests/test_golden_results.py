@@ -58,6 +58,7 @@ print("vector math elements:", ctypes.c_long.in_dll(ctypes.CDLL(None), "vmlshim_
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="pinned to x86-64's AVX2 kernels")
 def test_fixture_results_are_the_committed_files(tmp_path):
     import vml_shim

@@ -19,6 +19,7 @@ from crepe_utils.notebooks import execute
 from crepe_utils.paths import machine_roots, portable_text
 
 import helpers
+from conftest import SMALL_TOY
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -94,20 +95,34 @@ WITHOUT_DATA = {
 }
 
 
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    """``default_run(name)``: (folder, figures, tables, executed notebook) of notebook ``name`` run with its defaults
+    on a machine with no data and nothing evaluated; each notebook once per session, whichever tests read it."""
+    runs: dict = {}
+
+    def run(name: str):
+        if name not in runs:
+            folder = tmp_path_factory.mktemp(f"default-{name}")
+            runs[name] = (folder, *_run(name, folder, results_dir=str(folder / "no-results")))
+        return runs[name]
+    return run
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_notebook_runs_with_defaults(name, tmp_path):
+def test_notebook_runs_with_defaults(name, default_run):
     """As on a machine with no data downloaded and nothing evaluated."""
-    assert_default_run(name, tmp_path, *WITHOUT_DATA.get(name, EXPECTED[name]))
+    assert_default_run(name, *default_run(name), *WITHOUT_DATA.get(name, EXPECTED[name]))
 
 
 @pytest.mark.shared
 @pytest.mark.parametrize("name", sorted(WITHOUT_DATA))
 def test_notebook_runs_with_defaults_on_the_reference_data(name, tmp_path):
-    assert_default_run(name, tmp_path, *EXPECTED[name])
+    assert_default_run(name, tmp_path, *_run(name, tmp_path, results_dir=str(tmp_path / "no-results")),
+                       *EXPECTED[name])
 
 
-def assert_default_run(name, tmp_path, fig_names, table_names):
-    figures, tables, nb = _run(name, tmp_path, results_dir=str(tmp_path / "no-results"))
+def assert_default_run(name, tmp_path, figures, tables, nb, fig_names, table_names):
     assert not _errors(nb)
     for stem in fig_names:
         for ext in ("png", "svg"):
@@ -128,9 +143,9 @@ def _markdown(nb) -> str:
     return "\n".join(str(o.get("data", {}).get("text/markdown", "")) for c in nb.cells for o in c.get("outputs", []))
 
 
-def test_sugarcrepe_notebook_says_what_is_missing(tmp_path):
+def test_sugarcrepe_notebook_says_what_is_missing(default_run):
     """No JSONs, no results: the published sections run, and two sentences say what is missing and how to get it."""
-    figures, tables, nb = _run("08_sugarcrepe", tmp_path, results_dir=str(tmp_path / "no-results"))
+    _, figures, tables, nb = default_run("08_sugarcrepe")
     assert not _errors(nb) and not (tables / "sugarcrepe_subsets.csv").exists()
     text = _markdown(nb)
     assert "No SugarCrepe JSONs" in text and "make data-sugarcrepe" in text
@@ -170,8 +185,8 @@ def test_sugarcrepe_notebook_shows_evaluated_results_beside_the_published(tmp_pa
     assert "No evaluated SugarCrepe results" not in _markdown(nb)
 
 
-def test_r2_notebook_reproduces_the_paper(tmp_path):
-    _, tables, _ = _run("04_imagenet_correlation", tmp_path, results_dir=str(tmp_path / "none"), n_boot=500)
+def test_r2_notebook_reproduces_the_paper(default_run):
+    _, _, tables, _ = default_run("04_imagenet_correlation")
     r2 = pd.read_csv(tables / "r2_imagenet.csv")
     known = r2[r2["n_models"] > 0]
     assert len(known) == 6 and known["reproduced"].all()
@@ -246,11 +261,14 @@ def test_winoground_notebook_shows_evaluated_scores_and_cross_benchmark(fixture_
     assert_figures_inline(figures, tmp_path / "build" / "05_winoground.ipynb", nb)
 
 
-def test_toy_world_notebook_runs_the_pipeline_and_labels_its_numbers(tmp_path, monkeypatch):
-    """A small world (few scenes, few steps) through the real pipeline, engine and notebook."""
+def test_toy_world_notebook_runs_the_pipeline_and_labels_its_numbers(tmp_path, monkeypatch, small_toy):
+    """A small world (few scenes, few steps) through the real pipeline, engine and notebook: the notebook calls the
+    pipeline with the session's small toy world's settings, in a copy of its folder, and finds every stage
+    computed (trained once per session: tests/conftest.py)."""
     monkeypatch.setenv("CREPE_CACHE", str(tmp_path / "cache"))
-    figures, tables, nb = _run("06_toy_world", tmp_path, toy_dir=str(tmp_path / "toy"), steps=30, train_scenes=300,
-                               syst_rows=40, prod_rows=10, n_boot=200)
+    shutil.copytree(small_toy, tmp_path / "toy")
+    stages = {p: p.read_bytes() for p in (tmp_path / "toy").glob("*/stage.json")}
+    figures, tables, nb = _run("06_toy_world", tmp_path, toy_dir=str(tmp_path / "toy"), **SMALL_TOY, n_boot=200)
     assert not _errors(nb)
     for stem in ("toy_world_examples", "toy_training_loss", "toy_world_systematicity", "toy_world_productivity"):
         assert (figures / f"{stem}.png").exists(), stem
@@ -259,3 +277,4 @@ def test_toy_world_notebook_runs_the_pipeline_and_labels_its_numbers(tmp_path, m
     assert set(syst["hn_type"]) == {"atom", "comp", "combined"} and (syst["n_SC"] == 40).all()
     manifests = list((tmp_path / "toy" / "results").rglob("manifest.json"))
     assert manifests and all('"kind": "toy"' in m.read_text() for m in manifests)
+    assert len(stages) == 3 and all(p.read_bytes() == b for p, b in stages.items())    # reused, not recomputed

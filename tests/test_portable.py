@@ -143,6 +143,7 @@ print(json.dumps({"native": digest(native), "portable": digest(y), "grad": diges
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="compares MKL's code paths")
 def test_products_do_not_depend_on_mkls_code_path():
     """MKL's conditional-reproducibility modes run other kernels: its float32 product changes between

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import csv
 import html
-import json
 import os
 import re
 from decimal import Decimal, InvalidOperation

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -174,7 +175,9 @@ def test_readme_command_runs(command, laptop, capsys):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("code", python_examples(), ids=lambda code: code.strip().splitlines()[-1][:60])
-def test_readme_python_example_runs(code, laptop):
+def test_readme_python_example_runs(code, laptop, request):
+    if "results/toy-small" in code:       # the docs' small toy world is there, computed once per session (SMALL_TOY)
+        shutil.copytree(request.getfixturevalue("small_toy"), Path("results") / "toy-small")
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's (or docs') own example
     assert namespace["crepe_utils"] is crepe_utils

@@ -9,7 +9,6 @@ import shutil
 import socket
 import stat
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from crepe_utils.download import RECORD_NAME, datasets
 from crepe_utils.suite import released
 from crepe_utils.download.transport import TransferPolicy
+import cli_runner
 from loopback import PROD_CSV, Fault, LoopbackServer, git_blob_sha1, prod_archive, sha256, syst_archive
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -82,11 +82,9 @@ def env(monkeypatch, tmp_path, served) -> dict[str, str]:
     return values
 
 
-def cli(environ: dict[str, str]) -> tuple[subprocess.CompletedProcess, float]:
+def cli(environ: dict[str, str]) -> tuple[cli_runner.Completed, float]:
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "crepe_utils", "download", "--released-text"],
-                          env={**os.environ, **environ}, capture_output=True, text=True, timeout=120,
-                          cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL)
+    done = cli_runner.run(["download", "--released-text"], env={**os.environ, **environ}, cwd=PROJECT_ROOT)
     return done, time.monotonic() - start
 
 
@@ -327,6 +325,7 @@ def test_a_host_that_never_answers_costs_one_timeout_not_one_per_file(env, monke
     assert "not tried after a failure on 127.0.0.1" in lines["sugarcrepe"]
 
 
+@pytest.mark.slow
 def test_a_hanging_lookup_is_cut_at_the_probe_deadline(env, monkeypatch):
     """A resolver that never answers (create_connection blocks before its own timeout applies)."""
     release = threading.Event()

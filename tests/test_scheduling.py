@@ -270,6 +270,7 @@ def _get(queue):
     return got
 
 
+@pytest.mark.slow
 def test_two_processes_sharing_one_cache_get_a_lone_runs_scores(tiny_model, synthetic_root, tmp_path):
     cfg, ckpt = tiny_model
     data_dir, image_dir = synthetic_root

@@ -40,18 +40,29 @@ def _executed_notebook(path: Path, title: str, png: bytes) -> None:
     nbformat.write(nb, path)
 
 
-@pytest.fixture
-def built(tmp_path):
-    """(site folder, {stem: png bytes}) from synthetic executed notebooks and the real README, figures, tables."""
-    build_dir = tmp_path / "build"
+@pytest.fixture(scope="module")
+def built_once(tmp_path_factory):
+    """(folder, {stem: png bytes}): ``folder/build`` holds synthetic executed notebooks, ``folder/site`` the site built
+    from them and the real README, figures and tables; built once for this file's tests."""
+    folder = tmp_path_factory.mktemp("site")
+    build_dir = folder / "build"
     build_dir.mkdir()
     pngs = {}
     for i, (stem, label) in enumerate(site_build.NOTEBOOKS):
         pngs[stem] = _png((40 * i, 200 - 30 * i, 90))
         _executed_notebook(build_dir / f"{stem}.ipynb", f"{i + 1} · {label}", pngs[stem])
-    site = tmp_path / "site"
-    site_build.build(build_dir, site, ROOT / "README.md", ROOT / "figures", ROOT / "tables")
-    return site, pngs
+    site_build.build(build_dir, folder / "site", ROOT / "README.md", ROOT / "figures", ROOT / "tables")
+    return folder, pngs
+
+
+@pytest.fixture
+def built(built_once, tmp_path):
+    """(site folder, {stem: png bytes}): a copy of the site built once, with its build folder, in this test's
+    ``tmp_path`` (a test may break or rebuild it)."""
+    folder, pngs = built_once
+    for part in ("build", "site"):
+        shutil.copytree(folder / part, tmp_path / part)
+    return tmp_path / "site", pngs
 
 
 def _pages(site: Path) -> dict[str, str]:

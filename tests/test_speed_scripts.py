@@ -21,6 +21,7 @@ def _run(script: str, *args: str) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_engine_benchmark_runs_and_keeps_ranks(shared_crepe, tmp_path):
     out = tmp_path / "engine.json"
@@ -32,6 +33,7 @@ def test_engine_benchmark_runs_and_keeps_ranks(shared_crepe, tmp_path):
     assert row["engine_vs_naive"] > 0 and row["attainable_vs_naive"] > 0 and row["engine_over_attainable"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_multi_model_benchmark_runs_and_is_bit_identical(shared_crepe, tmp_path):
     out = tmp_path / "multi.json"
@@ -40,6 +42,7 @@ def test_multi_model_benchmark_runs_and_is_bit_identical(shared_crepe, tmp_path)
     assert row["scores_bit_identical"] and row["separate_s"] > 0 and row["one_run_s"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_blind_benchmark_runs_every_scorer_on_every_benchmark(shared_crepe, shared_sugarcrepe, shared_winoground,
                                                                 tmp_path):

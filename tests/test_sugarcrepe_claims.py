@@ -14,7 +14,6 @@ from crepe_utils.benchmarks.sugarcrepe import reported
 from crepe_utils.models import imagenet as imagenet_table
 from crepe_utils.benchmarks.sugarcrepe import claims as S
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PART, PASS
-from crepe_utils.download import datasets
 from crepe_utils import benchmarks
 
 SUBSETS = ["add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj"]

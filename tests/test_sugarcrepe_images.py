@@ -16,7 +16,6 @@ import torch.nn.functional as F
 from PIL import Image
 
 import helpers
-from crepe_utils import paths
 from crepe_utils.download import RECORD_NAME, DownloadError, Downloader, datasets
 from crepe_utils.download.transport import TransferPolicy
 from crepe_utils.engine import core as engine

@@ -17,6 +17,7 @@ def shared_report():
     return validation.validate(helpers.SHARED_CREPE, token_lengths=True)
 
 
+@pytest.mark.slow
 @pytest.mark.shared
 def test_report_on_the_real_productivity_files(shared_report):
     r = shared_report

@@ -16,13 +16,12 @@ import json
 import math
 import os
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+import cli_runner
 import helpers
 from shared_guard import SHARED
 
@@ -446,14 +445,10 @@ def test_evaluate_refuses_a_setting_valse_does_not_apply(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def _command(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
+def _command(tmp_path: Path, *argv: str) -> cli_runner.Completed:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CREPE_DATA": str(tmp_path / "no-data"), "HF_HUB_OFFLINE": "1",
            "MPLBACKEND": "Agg"}
-    env.pop("CREPE_TRACEBACK", None)
-    for name in MOVERS:
-        env.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "crepe_utils", *argv], capture_output=True, text=True, cwd=tmp_path,
-                          env=env, timeout=300)
+    return cli_runner.run(argv, env=env, unset=("CREPE_TRACEBACK", *MOVERS), cwd=tmp_path)
 
 
 def _one_error_line(proc) -> str:

@@ -13,7 +13,6 @@ import math
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,7 +21,6 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-import helpers
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
 from crepe_utils.benchmarks.crepe.queries import DataError
 from crepe_utils.benchmarks.winoground import claims as wc
@@ -35,7 +33,7 @@ from crepe_utils.results import store
 
 T_975_3 = 3.182446305284263   # Student t quantile, 0.975, 3 degrees of freedom
 
-from helpers import (FILE_ORDER, JPEG_AS_PNG, RECORDS, RGBA_IMAGE, SAME_CAPTIONS, SAME_IMAGES,  # noqa: E402
+from helpers import (JPEG_AS_PNG, RECORDS, RGBA_IMAGE, SAME_CAPTIONS, SAME_IMAGES,  # noqa: E402
                      winoground_image_blobs as _image_blobs, winoground_jsonl_lines as _jsonl_lines,
                      make_winoground)
 
