@@ -6,8 +6,9 @@ process with ATen pinned to its AVX2 kernels, so the files are the same bytes on
 AVX2, Intel or AMD, whatever MKL's code path (docs/determinism.md). The test's process is told another
 machine's preferences for what portable numerics leave out: MKL's conditional-reproducibility path
 (``MKL_CBWR=COMPATIBLE``), oneDNN's instruction set (``ONEDNN_MAX_CPU_ISA=SSE41``, which moves oneDNN's
-GELU by a bit) and, where a C compiler can build the shim (tests/vml_shim.py), MKL's vector math with every
-result off by one bit; the shim also counts that no element of the evaluation reached it.
+GELU by a bit), one thread where they were written with two, and, where a C compiler can build the shim
+(tests/vml_shim.py), MKL's vector math with every result off by one bit; the shim also counts that no element
+of the evaluation reached it.
 
 ``tests/golden/`` holds the summaries and per-query logs (manifests hold run-specific fields). They were
 written by this run without those perturbations on a 2-core AMD EPYC (Zen 4, AVX-512) on 2026-12-05, when
@@ -65,7 +66,7 @@ def test_fixture_results_are_the_committed_files(tmp_path):
 
     out = tmp_path / "results"
     shim, why_not = vml_shim.build(tmp_path / "shim")
-    another_machine = {"MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41",
+    another_machine = {"MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41", "OMP_NUM_THREADS": "1",
                        **({"LD_PRELOAD": str(shim), "VMLSHIM_FLIP": "1"} if shim else {})}
     if os.environ.get("CREPE_REWRITE_GOLDEN"):
         another_machine = {}
