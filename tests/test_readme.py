@@ -28,6 +28,9 @@ TEXTS = "\n".join([README, *(p.read_text(encoding="utf-8") for p in sorted((ROOT
 NOT_RUN = {
     "make all": "runs in CI: .ci/run's `make docs-check` depends on it",
     "make test": "is this test suite",
+    ".venv/bin/python -m pytest tests/test_metrics.py": "runs a part of this test suite",
+    '.venv/bin/python -m pytest "tests/test_toy.py::test_training_is_reproducible"': "runs a part of this test suite",
+    ".venv/bin/python -m pytest tests/test_valse.py -k command_line -x -q": "runs a part of this test suite",
     "make docs": "runs in CI (`make docs-check` depends on it)",
     "make docs-check": "runs in CI (.ci/run)",
     "make data": "downloads about 15 GB",

@@ -59,3 +59,22 @@ def test_blind_benchmark_runs_every_scorer_on_every_benchmark(shared_crepe, shar
     winoground = result["benchmarks"][2]["scorers"]
     assert all(r["scores"]["text"] == r["scores"]["image"] == 0 and r["scores"]["image ties"] == 60
                for r in winoground.values())
+
+
+def test_help_benchmark_runs_and_sees_no_heavy_import(tmp_path):
+    out = tmp_path / "help.json"
+    _run("bench_cli_help.py", "--repeat", "1", "--json", str(out))
+    result = json.loads(out.read_text())
+    assert result["budget_s"] == 0.3 and result["floor_s"] > 0
+    assert {r["command"] for r in result["commands"]} >= {"--help", "evaluate --help"}
+    assert all(r["median_s"] > 0 and r["heavy_imports"] == [] for r in result["commands"])
+
+
+@pytest.mark.slow
+def test_tier_benchmark_times_a_tier_and_lists_its_slowest_tests(tmp_path):
+    out = tmp_path / "tiers.json"
+    _run("bench_tests.py", "--tiers", "quick", "--workers", "0", "--tests", "tests/test_metrics.py", "--json", str(out))
+    (tier,) = json.loads(out.read_text())["tiers"]
+    assert tier["tier"] == "quick" and tier["failed"] == 0 and tier["passed"] > 5 and tier["budget_s"] > 0
+    assert tier["wall_s"] >= tier["floor_s"] > 0 and len(tier["slowest"]) == min(20, tier["passed"])
+    assert [s["seconds"] for s in tier["slowest"]] == sorted((s["seconds"] for s in tier["slowest"]), reverse=True)
