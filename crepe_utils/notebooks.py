@@ -23,6 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .textfile import parse_json
 from .atomic import atomic_path, write_text
 from .errors import CrepeError, exit_status
 from .paths import PROJECT_ROOT, machine_roots, portable_text
@@ -79,7 +80,7 @@ def _check_source(source, parameters: dict) -> None:
     (papermill would only warn, and the run would silently use the default instead)."""
     import papermill as pm
     try:
-        content = json.loads(Path(source).read_text(encoding="utf-8"))
+        content = parse_json(Path(source).read_text(encoding="utf-8"))
         if not isinstance(content, dict) or not isinstance(content.get("cells"), list):
             raise ValueError(f"a JSON {type(content).__name__} without a list of 'cells'")
         declared = pm.inspect_notebook(str(source))

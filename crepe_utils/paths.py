@@ -21,6 +21,7 @@ checksum cache     ``CREPE_CACHE``       ``./cache/sha256.json`` (SHA-256 of lar
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
@@ -128,3 +129,36 @@ def shown(path: str | os.PathLike) -> str:
 def not_a_folder(path: str | os.PathLike) -> str:
     """Why ``path`` is not a folder a dataset can be read from, as a message says it: it does not exist, or is a file."""
     return "is a file, not a folder" if Path(path).exists() else "does not exist"
+
+
+# ------------------------------------------------------------------------------ names that become paths
+
+#: The longest folder name made from a name (file systems allow 255 bytes; a digest keeps longer names apart).
+MAX_COMPONENT = 120
+
+
+def folder_name(name: str) -> str:
+    """``name`` (a model key, a benchmark or training-set name: from a user or from data) as one folder name that
+    stays where it is put: characters other than letters, digits and ``._+-`` become ``_``; a name that would be
+    empty, ``.`` or ``..``, or hidden (the results store writes and skips hidden temporary folders), starts with
+    ``_``; one longer than :data:`MAX_COMPONENT` keeps its start and a digest of the whole."""
+    safe = "".join(c if c.isalnum() or c in "._+-" else "_" for c in str(name))
+    if not safe or safe.startswith("."):
+        safe = "_" + safe
+    if len(safe) > MAX_COMPONENT:
+        digest = hashlib.sha256(str(name).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        safe = f"{safe[:MAX_COMPONENT - 17]}-{digest}"
+    return safe
+
+
+def relative_inside(value: str, what: str) -> str | None:
+    """Why ``value`` (a file or folder name that a declaration or an override places under a given folder) could
+    leave that folder or name no place in it, or None when it cannot: it must be a relative path whose parts are
+    neither empty, ``.`` nor ``..`` (no absolute path, drive, backslash or NUL)."""
+    if not isinstance(value, str) or not value:
+        return f"{what} must be a non-empty name, got {value!r}"
+    if "\x00" in value or "\\" in value or value.startswith("/") or re.match(r"^[A-Za-z]:", value):
+        return f"{what} {value!r} is not a relative name inside its folder"
+    if any(part in ("", ".", "..") for part in value.split("/")):
+        return f"{what} {value!r} has an empty, '.' or '..' part: it would not stay inside its folder"
+    return None

@@ -393,10 +393,3 @@ def test_albef_results_carry_the_visual_genome_caveat_to_manifest_and_tables(loa
     table = analysis.productivity_evaluated(results.load_results(tmp_path))
     assert set(table["model"]) == {"albef-14m"} and table["note"].str.contains("Visual Genome").all()
     assert analysis.model_note("laion400m-vit-b-32") == "" and analysis.model_note("hf-x") == analysis.OUTSIDE_PAPER
-
-
-def test_other_families_file_names_are_not_trusted_as_open_clip_legacy_files():
-    from crepe_utils.models import openclip
-    assert openclip._trusted_legacy("/x/rn50-quickgelu-cc12m-f000538c.pt")
-    assert not any(openclip._trusted_legacy(f"/x/{name}") for name in ("best.pt", "ALBEF.pth",
-                                                                        "flava_model_unified_text_encoder.pt"))

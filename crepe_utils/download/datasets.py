@@ -37,7 +37,7 @@ from typing import Iterable, Mapping
 
 from .. import paths
 from ..errors import DownloadError
-from ..textfile import read_text
+from ..textfile import parse_json, read_text
 
 MIRROR_ENV = "CREPE_MIRROR"
 OVERRIDE_ENV = "CREPE_DATASETS_OVERRIDE"
@@ -78,6 +78,11 @@ class Extraction:
     folder: str
     root_required: bool = False
 
+    def __post_init__(self) -> None:
+        problem = paths.relative_inside(self.folder, "extract folder")
+        if problem:
+            raise DatasetTableError(f"{problem}; name a folder under the destination")
+
 
 #: The note of a file whose source publishes no digest or size (``checksum`` None): what the download does instead.
 UNPUBLISHED_DIGEST = ("No checksum or size is published: the sha256 and size of the first download are recorded and "
@@ -106,6 +111,13 @@ class RemoteFile:
     released_text: bool = False      #: small public text data: `make all` fetches it when missing
     found_as: tuple[str, ...] = ()   #: file-name patterns (any depth under the destination) that also
                                      #: count as present: a copy placed by hand, another layout
+
+    def __post_init__(self) -> None:
+        problem = paths.relative_inside(self.filename, "filename")
+        if problem is None and "/" in self.filename:
+            problem = f"filename {self.filename!r} names a folder: it must be a file name in the destination folder"
+        if problem:
+            raise DatasetTableError(f"entry {self.name!r}: {problem}")
 
     def urls(self) -> tuple[str, ...]:
         """The URL then the mirrors, with the revision filled in."""
@@ -202,7 +214,7 @@ def load_overrides(path: str | os.PathLike, entries: Iterable[RemoteFile]) -> di
     """Read an override file (see the module docstring) and check its entry names."""
     path = Path(path)
     try:
-        data = json.loads(read_text(path, f"re-save {OVERRIDE_ENV}'s file as UTF-8", DatasetTableError))
+        data = parse_json(read_text(path, f"re-save {OVERRIDE_ENV}'s file as UTF-8", DatasetTableError))
     except FileNotFoundError:
         raise DatasetTableError(f"{OVERRIDE_ENV} points to {path}, which does not exist; "
                                 f"unset it or create the file") from None
@@ -235,4 +247,7 @@ def apply_override(entry: RemoteFile, changes: Mapping, source: str = "override"
         raise DatasetTableError(f"{source}: entry {entry.name!r}: {exc}") from None
     if "mirrors" in converted:
         converted["mirrors"] = tuple(converted["mirrors"])
-    return replace(entry, **converted)
+    try:
+        return replace(entry, **converted)
+    except DatasetTableError as exc:          # a filename that would leave the destination
+        raise DatasetTableError(f"{source}: {exc}") from None

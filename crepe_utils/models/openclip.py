@@ -28,9 +28,10 @@ from pathlib import Path
 
 from . import checkpoints
 from ..errors import ModelError
-from ..textfile import read_text
+from ..textfile import parse_json, read_text
 from ..digests import sha256_file
-from .spec import LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, library_versions, require
+from .spec import (LoadedModel, ModelSpec, QuickGELUMismatch, check_checkpoint_file, data_globals, library_versions,
+                   require)
 from .family import Family
 from .spec import pick_device
 from ..atomic import atomic_path
@@ -175,7 +176,7 @@ def _register_config(path: str | os.PathLike, name_hint: str | None) -> dict:
         raise ModelError(f"model config {path} does not exist")
     text = read_text(path, "re-save the model config as UTF-8", ModelError)
     try:
-        cfg = json.loads(text)
+        cfg = parse_json(text)
     except json.JSONDecodeError as exc:
         raise ModelError(f"model config {path} is not valid JSON: {exc}") from None
     missing = [k for k in ("embed_dim", "vision_cfg", "text_cfg") if k not in cfg]
@@ -198,6 +199,7 @@ def _register_config(path: str | os.PathLike, name_hint: str | None) -> dict:
 def load(spec: ModelSpec, device: str = "auto", cache_dir: str | None = None) -> LoadedModel:
     """Load a resolved open_clip model for evaluation (fp32 weights, eval mode) and record what was loaded."""
     import open_clip
+    import torch
     from open_clip import pretrained as P
 
     dev = pick_device(device)
@@ -212,17 +214,20 @@ def load(spec: ModelSpec, device: str = "auto", cache_dir: str | None = None) ->
         overrides = {k: tag_cfg[k] for k in ("mean", "std", "interpolation", "resize_mode") if k in tag_cfg}
     elif source is not None and os.path.exists(source):
         checkpoint = source
+    allowed = []                       # weights only, always: what else a file may hold is read from its content
     if checkpoint is not None:
         check_checkpoint_file(checkpoint)
+        allowed = data_globals(checkpoint)
     if spec.architecture.startswith(HUB_PREFIXES):
         source = None                  # the name carries its weights
     try:
-        model_obj, _, preprocess = open_clip.create_model_and_transforms(
-            spec.architecture, pretrained=source, device=dev, cache_dir=cache_dir,
-            image_mean=overrides.get("mean"), image_std=overrides.get("std"),
-            image_interpolation=overrides.get("interpolation"), image_resize_mode=overrides.get("resize_mode"),
-            weights_only=not (checkpoint and _trusted_legacy(checkpoint)),
-        )
+        with torch.serialization.safe_globals(allowed):
+            model_obj, _, preprocess = open_clip.create_model_and_transforms(
+                spec.architecture, pretrained=source, device=dev, cache_dir=cache_dir,
+                image_mean=overrides.get("mean"), image_std=overrides.get("std"),
+                image_interpolation=overrides.get("interpolation"), image_resize_mode=overrides.get("resize_mode"),
+                weights_only=True,
+            )
     except Exception as exc:  # noqa: BLE001 - torch.load and load_state_dict raise many types for a bad file
         raise _checkpoint_error(spec, checkpoint, exc) from None
     if checkpoint is None and spec.pretrained is not None and not spec.architecture.startswith(HUB_PREFIXES):
@@ -279,11 +284,6 @@ def _paper_tag_cfg(spec: ModelSpec) -> dict:
     if row is None or not row.pretrained:
         return {}
     return P.get_pretrained_cfg(row.architecture, row.pretrained) or {}
-
-
-def _trusted_legacy(path: str) -> bool:
-    """Release files of open_clip's own v0.2 weights predate weights_only loading."""
-    return any(Path(path).name == m.release_file for m in checkpoints.of_family("open_clip") if m.release_file)
 
 
 def save_checkpoint(model, path: str | os.PathLike) -> Path:

@@ -107,12 +107,48 @@ def check_checkpoint_file(path: str | os.PathLike) -> None:
                          "Download or copy it again.")
 
 
+#: What a weights file may hold beside tensors, numbers, strings and containers: objects that rebuild data and
+#: run nothing else (numpy's scalars and dtypes: training scripts store an epoch or a loss as numpy numbers, as
+#: open_clip's own release files do; the codec their pickles use for bytes). Anything else is refused.
+DATA_GLOBALS = ("numpy.core.multiarray.scalar", "numpy._core.multiarray.scalar", "numpy.dtype", "_codecs.encode")
+DATA_GLOBAL_PREFIXES = ("numpy.dtypes.",)
+
+
+def data_globals(path: str | os.PathLike) -> list:
+    """The objects (of :data:`DATA_GLOBALS`) that loading ``path`` weights-only needs beyond torch's own list,
+    read from the file's content, whatever it is called; a ModelError naming any other object it would build.
+
+    Nothing is trusted by name: a file named like a release file is read the same way (its name abbreviates a
+    checksum, which a forged file can match)."""
+    import torch
+    try:
+        needed = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    except Exception:  # noqa: BLE001 - not the zip format: weights-only loading itself refuses what it must
+        return []
+    other = [g for g in needed if g not in DATA_GLOBALS and not g.startswith(DATA_GLOBAL_PREFIXES)]
+    if other:
+        raise ModelError(f"checkpoint {path} holds Python objects other than weights and numbers "
+                         f"({', '.join(other[:4])}{' ...' if len(other) > 4 else ''}): loading it would run their "
+                         "code, which the companion never does, whatever the file is called. Re-save its weights "
+                         "as a state dict (torch.save(model.state_dict(), file)) where you trust the file.")
+    found = []
+    for name in needed:
+        module, _, attribute = name.rpartition(".")
+        found.append(getattr(importlib.import_module(module), attribute))
+    if "numpy.dtype" in needed:       # a dtype rebuilds as its class (numpy.dtypes.Int64DType, ...): data types only
+        dtypes = importlib.import_module("numpy.dtypes")
+        found += [getattr(dtypes, n) for n in dir(dtypes) if n.endswith("DType")]
+    return found
+
+
 def load_torch_file(path: str | os.PathLike, what: str):
     """``torch.load`` of a weights file (tensors only), or a ModelError saying what the file should be."""
     import torch
     check_checkpoint_file(path)
+    allowed = data_globals(path)
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        with torch.serialization.safe_globals(allowed):
+            return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - torch.load raises many types for a bad file
         first = (str(exc).splitlines() or [""])[0][:160]
         raise ModelError(f"checkpoint {path} is not a readable PyTorch file for {what} ({type(exc).__name__}: "

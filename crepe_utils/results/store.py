@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Mapping
 
 from ..atomic import atomic_directory, published_files, write_json
+from ..paths import folder_name
 from ..errors import CrepeError, CrepeWarning
-from ..textfile import ENCODING
+from ..textfile import ENCODING, parse_json
 from ..lazy import lazy
 
 pd = lazy("pandas")
@@ -155,13 +156,11 @@ def check_table(what: str, frame: pd.DataFrame, required: list[str], numeric: li
 
 
 def result_dir(root: str | os.PathLike, model: str, benchmark: str, train_data: str | None = None) -> Path:
-    """Where one (model, benchmark[, training set]) result lives under ``root``."""
+    """Where one (model, benchmark[, training set]) result lives under ``root``: two folders, each one name made
+    from the model's and the benchmark's (:func:`crepe_utils.paths.folder_name`), so that no name, whoever chose
+    it, leads out of ``root`` (``local-dir:..`` is the model ``..``: its folder is ``_..``)."""
     name = benchmark if not train_data else f"{benchmark}-{train_data}"
-    return Path(root) / _safe(model) / name
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_.+" else "_" for c in name)
+    return Path(root) / folder_name(model) / folder_name(name)
 
 
 class KindError(CrepeError, ValueError):
@@ -433,7 +432,7 @@ def read_folder(directory: Path, read_summary, scoring: str, attempts: int = 3) 
 def _parse_manifest(raw: bytes, path: Path) -> dict:
     """A manifest's content, checked: a JSON object of a schema this version reads."""
     try:
-        manifest = json.loads(raw.decode(ENCODING))
+        manifest = parse_json(raw.decode(ENCODING))
     except ValueError as exc:           # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise ResultsError(f"{path} is not valid JSON ({exc}): the result is damaged; evaluate again or "
                            "delete its folder") from None

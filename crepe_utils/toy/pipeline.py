@@ -29,6 +29,7 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
+from ..textfile import parse_json
 from ..atomic import write_json
 from ..evaluation import evaluate
 from ..errors import CrepeError
@@ -76,7 +77,7 @@ def _record(folder: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = parse_json(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise StageError(f"{path} is not the toy pipeline's record ({exc}); remove {folder} to recompute "
                          "that stage, or choose another --out") from None

@@ -305,6 +305,10 @@ def _parse_image_id(row: dict) -> str:
     return str(int(value))
 
 
+#: The longest CSV field read (characters); CREPE's longest is a few thousand. Longer is an error naming the line.
+FIELD_LIMIT = 64 * 1024 * 1024
+
+
 def _read_csv(path: Path, required: tuple[str, ...]):
     """Yield (line_number, row dict) after checking the header."""
     text = read_text(path, "CREPE's CSVs are UTF-8. Re-download the file with `make data`, or re-save it as UTF-8.")
@@ -316,12 +320,19 @@ def _read_csv(path: Path, required: tuple[str, ...]):
             f"{path}: missing column(s) {missing}; found {header}. Expected CREPE's CSV format "
             "(see crepe_utils/crepe/queries.py); re-download the archive with `make data`."
         )
+    limit = csv.field_size_limit()
     try:
+        # a caption or list longer than csv's default field limit (131,072 characters) is read whole: the engine
+        # truncates an over-long caption and counts it, as it does every over-long caption
+        csv.field_size_limit(max(limit, FIELD_LIMIT))
         for row in reader:
             yield reader.line_num, row
     except csv.Error as exc:
-        raise DataError(f"{path}:{reader.line_num}: not a well-formed CSV row ({exc}); re-download the file "
+        # the DictReader's own count lags on a failed row: the underlying reader's is the row's last line
+        raise DataError(f"{path}:{reader.reader.line_num}: not a well-formed CSV row ({exc}); re-download the file "
                         "with `make data`.") from None
+    finally:
+        csv.field_size_limit(limit)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from pathlib import Path
 from ... import paths
 from ...errors import DataError
 from ...imagesets.coco import COCO_FILE_NAME
-from ...textfile import not_utf8, read_text
+from ...textfile import not_utf8, parse_json, read_text
 from .datasets import SUGARCREPE_JSONS
 
 #: the released subsets, in the order the loader returns them (file ``<subset>.json`` each)
@@ -122,7 +122,7 @@ def _read_json(path: Path) -> dict:
     """The top-level object of ``path``; anything else raises naming the file."""
     text = read_text(path, f"SugarCrepe's JSONs are UTF-8. {_HOW_TO_GET}, or re-save the file as UTF-8.")
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
+        data = parse_json(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not valid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno}, column {exc.colno}). "
                         f"{_HOW_TO_GET} to fetch the released file.") from None

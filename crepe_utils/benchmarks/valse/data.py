@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import DataError
-from ...textfile import read_text
+from ...textfile import parse_json, read_text
 
 SUBSETS = ("valid", "full")
 MAX_LINES = 20
@@ -118,7 +119,7 @@ class _Object(list):
 def _parse(path: Path) -> _Object:
     text = read_text(path, "re-download VALSE's data (`make data-valse`)")
     try:
-        top = json.loads(text, object_pairs_hook=_Object)
+        top = parse_json(text, object_pairs_hook=_Object)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}:{exc.lineno}: not JSON ({exc.msg} at column {exc.colno}); expected one JSON "
                         "object of items: re-download VALSE's data (`make data-valse`)") from None
@@ -159,7 +160,7 @@ def _item(piece: str, key: str, value: object, where: str) -> Item | str:
     if not isinstance(value, _Object):
         return f"{head} is a JSON {type(value).__name__} (expected an object)"
     fields = dict(value)
-    repeated = sorted({k for k, _ in value if sum(k == j for j, _ in value) > 1})
+    repeated = sorted(k for k, n in Counter(k for k, _ in value).items() if n > 1)     # linear in the fields
     if repeated:
         return f"{head} repeats field(s) {', '.join(repeated)} (expected each field once)"
     for name in ("caption", "foil"):

@@ -38,7 +38,7 @@ from PIL import Image
 
 from ...errors import DataError
 from ...paths import not_a_folder
-from ...textfile import not_utf8, read_text
+from ...textfile import not_utf8, parse_json, read_text
 from ...download.extraction import MARKER_NAME
 from ...lazy import lazy
 
@@ -262,7 +262,7 @@ def read_examples_jsonl(path: str | os.PathLike) -> tuple[list[Example], list[tu
         where = f"{path.name}:{line_no}"
         try:
             try:
-                rec = json.loads(line)
+                rec = parse_json(line)
             except json.JSONDecodeError as exc:
                 raise BadRow(f"not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from None
             if not isinstance(rec, dict):
