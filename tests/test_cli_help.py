@@ -1,5 +1,5 @@
 """The command line's help starts fast: printing it imports neither torch, open_clip, scipy, pandas nor matplotlib
-(``speed/cli_help.py`` times it). Run in a fresh process, since this test session has imported them all."""
+(``speed/bench_cli_help.py`` times it). Run in a fresh process, since this test session has imported them all."""
 from __future__ import annotations
 
 import json
