@@ -200,3 +200,28 @@ def test_the_functions_it_lacks_are_refused_by_name(call):
         with pytest.raises(PortabilityError, match=f"cannot compute aten::{call.__name__}"):
             call(torch.rand(4) * 0.5)
         assert call(torch.rand(4, dtype=torch.bfloat16) * 0.5).dtype == torch.bfloat16   # VML takes no bfloat16
+
+
+def test_onednn_is_off_while_any_thread_is_inside_and_restored_by_the_last_to_leave():
+    """Two threads' blocks overlap, the one entered first leaving first: oneDNN stays off until the other leaves,
+    then is what it was before either entered (a per-thread save and restore would leave it off)."""
+    import threading
+    before = torch.backends.mkldnn.enabled
+    inside, leave = threading.Event(), threading.Event()
+    seen = {}
+
+    def worker():
+        with portable_numerics():
+            inside.set()
+            leave.wait(10)
+            seen["worker, after main left"] = torch.backends.mkldnn.enabled
+    with portable_numerics():
+        thread = threading.Thread(target=worker)
+        thread.start()
+        inside.wait(10)
+        seen["main, inside"] = torch.backends.mkldnn.enabled
+    seen["main left, worker inside"] = torch.backends.mkldnn.enabled
+    leave.set()
+    thread.join(10)
+    assert seen == {"main, inside": False, "main left, worker inside": False, "worker, after main left": False}
+    assert torch.backends.mkldnn.enabled == before

@@ -316,13 +316,17 @@ class _ComposedModules(TorchFunctionMode):
 
 
 _active = threading.local()
+#: oneDNN's switch is one flag for the process: off while any thread's outermost block is open, restored by the last
+_onednn = {"blocks": 0, "saved": True}
+_onednn_lock = threading.Lock()
 
 
 @contextlib.contextmanager
 def portable_numerics() -> Iterator[None]:
     """Compute every matrix product in this block exactly and VML's functions portably, with oneDNN off
     (see the module docstring); per thread, re-entrant. oneDNN's switch is torch's one global flag: it is
-    off for the whole process while the outermost block of any thread is open."""
+    off for the whole process while any thread's outermost block is open, and the last to close restores it
+    (whichever thread that is)."""
     if getattr(_active, "depth", 0):
         _active.depth += 1
         try:
@@ -331,11 +335,17 @@ def portable_numerics() -> Iterator[None]:
             _active.depth -= 1
         return
     _active.depth = 1
-    onednn = torch.backends.mkldnn.enabled
-    torch.backends.mkldnn.enabled = False         # process-wide: torch has no per-thread switch
+    with _onednn_lock:                            # process-wide: torch has no per-thread switch
+        if not _onednn["blocks"]:
+            _onednn["saved"] = torch.backends.mkldnn.enabled
+            torch.backends.mkldnn.enabled = False
+        _onednn["blocks"] += 1
     try:
         with _ComposedModules(), _Portable():
             yield
     finally:
-        torch.backends.mkldnn.enabled = onednn
+        with _onednn_lock:
+            _onednn["blocks"] -= 1
+            if not _onednn["blocks"]:
+                torch.backends.mkldnn.enabled = _onednn["saved"]
         _active.depth = 0
