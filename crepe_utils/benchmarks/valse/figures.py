@@ -1,4 +1,5 @@
-"""Notebook 09's figures: the text-only scorers on each VALSE piece, and what each piece's texts give away."""
+"""Notebook 09's figures: the published averages, the text-only scorers on each VALSE piece, and what each
+piece's texts give away."""
 from __future__ import annotations
 
 from .data import PIECES
@@ -11,6 +12,27 @@ _MARKERS = "osD^v"
 
 def _labels() -> list[str]:
     return [p.name for p in PIECES]
+
+
+def published(results: pd.DataFrame):
+    """Each model's published average over the pieces: pairwise accuracy (chance 50%) and, where the paper gives it,
+    accuracy (chance depends on the piece, so none is drawn). No interval: the paper's averages carry no count."""
+    import matplotlib.pyplot as plt
+    wide = results.pivot_table(index="model", columns="metric", values="value", sort=False)
+    wide = wide.sort_values("acc_r")
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(wide) + 1.4))
+    y = range(len(wide))
+    ax.barh([k + 0.18 for k in y], wide["acc_r"], height=0.36, label="pairwise accuracy (acc_r)")
+    if "acc" in wide:
+        ax.barh([k - 0.18 for k in y], wide["acc"], height=0.36, label="accuracy (acc)")
+    ax.axvline(50, color="0.4", ls="--", lw=1)
+    ax.text(50, len(wide) - 0.4, " acc_r chance", color="0.35", fontsize=8, va="bottom")
+    ax.set(yticks=list(y), yticklabels=list(wide.index), xlim=(0, 100), ylim=(-0.6, len(wide) + 0.2),
+           xlabel="average over VALSE's pieces (%), as published",
+           title="VALSE's results table (Parcalabescu et al., ACL 2022)")
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.95)
+    fig.tight_layout()
+    return fig
 
 
 def blind_pieces(table: pd.DataFrame):
