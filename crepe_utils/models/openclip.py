@@ -214,6 +214,14 @@ def load(spec: ModelSpec, device: str = "auto", cache_dir: str | None = None) ->
         overrides = {k: tag_cfg[k] for k in ("mean", "std", "interpolation", "resize_mode") if k in tag_cfg}
     elif source is not None and os.path.exists(source):
         checkpoint = source
+    elif source is not None and not spec.architecture.startswith(HUB_PREFIXES):
+        # a release tag: its file is fetched (or found in the cache) first, so that what it may hold beside the
+        # weights is read from its content like any other file's; open_clip then loads the cached file
+        try:
+            checkpoint = P.download_pretrained(P.get_pretrained_cfg(spec.architecture, source),
+                                               cache_dir=cache_dir) or None
+        except Exception as exc:  # noqa: BLE001 - the hub and urllib raise many types without a network
+            raise _checkpoint_error(spec, None, exc) from None
     allowed = []                       # weights only, always: what else a file may hold is read from its content
     if checkpoint is not None:
         check_checkpoint_file(checkpoint)
@@ -230,9 +238,6 @@ def load(spec: ModelSpec, device: str = "auto", cache_dir: str | None = None) ->
             )
     except Exception as exc:  # noqa: BLE001 - torch.load and load_state_dict raise many types for a bad file
         raise _checkpoint_error(spec, checkpoint, exc) from None
-    if checkpoint is None and spec.pretrained is not None and not spec.architecture.startswith(HUB_PREFIXES):
-        checkpoint = P.download_pretrained(P.get_pretrained_cfg(spec.architecture, spec.pretrained),
-                                           cache_dir=cache_dir)
     model_obj.eval()
     tokenizer = open_clip.get_tokenizer(spec.architecture)
     pp_cfg = getattr(getattr(model_obj, "visual", None), "preprocess_cfg", {}) or {}
