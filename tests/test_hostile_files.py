@@ -246,6 +246,49 @@ def test_a_checkpoint_named_as_a_release_file_runs_no_code(tmp_path):
     assert not marker.exists() and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("what", ["ALBEF", "FLAVA", "CyCLIP RN50"])
+def test_the_loader_of_the_other_families_runs_no_code_from_a_checkpoint(tmp_path, what):
+    """ALBEF's, FLAVA's and CyCLIP's checkpoints go through one loader: a file whose pickle would create a marker
+    is refused in one line naming what it would build."""
+    from crepe_utils.errors import ModelError
+    from crepe_utils.models.spec import load_torch_file
+    marker = tmp_path / "marker"
+    path = tmp_path / "checkpoint.pth"
+    torch.save({"model": {"w": torch.zeros(2)}, "payload": _Marker(marker)}, path)
+    with pytest.raises(ModelError, match=r"holds Python objects other than weights and numbers \(io\.open\)"):
+        load_torch_file(path, what)
+    assert not marker.exists()
+
+
+def test_no_module_loads_a_checkpoint_but_through_the_guarded_loaders():
+    """Every torch.load in the package is the weights-only one of models/spec.py; open_clip's loader is called
+    with weights_only=True (a new family that called torch.load itself would fail here)."""
+    root = Path(__file__).resolve().parent.parent / "crepe_utils"
+    calls = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8").count("torch.load(")
+             for p in root.rglob("*.py")}
+    assert {k: n for k, n in calls.items() if n} == {"models/spec.py": 1}
+    assert "weights_only=True" in (root / "models" / "openclip.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("member", ["../escape.txt", "crepe/../../escape.txt", "/etc/escape.txt", "C:/escape.txt"])
+def test_an_archive_member_that_would_leave_the_destination_is_refused_before_extraction(tmp_path, member):
+    import zipfile
+    from types import SimpleNamespace
+
+    from crepe_utils.download import extraction
+    from crepe_utils.errors import DownloadError
+    archive = tmp_path / "dest" / "a.zip"
+    archive.parent.mkdir()
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("crepe/ok.txt", "fine")
+        zf.writestr(member, "escaped")
+    entry = SimpleNamespace(extract=datasets.Extraction("crepe"), filename="a.zip")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(DownloadError, match="unsafe member names such as"):
+        extraction.extract(entry, archive, tmp_path / "dest", {}, print)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
 def test_numbers_a_training_script_stores_beside_the_weights_load(tmp_path, tiny_model):
     """numpy scalars (an epoch, a loss) beside the state dict, as open_clip's release files hold them: read from the
     file's content, they load weights-only."""
@@ -257,6 +300,40 @@ def test_numbers_a_training_script_stores_beside_the_weights_load(tmp_path, tiny
     torch.save({"epoch": np.int64(32), "loss": np.float32(0.5), "name": "run", "state_dict": state}, path)
     loaded = load_model(cfg.stem, pretrained=str(path), model_config=str(cfg), device="cpu")
     assert all(torch.equal(loaded.model.state_dict()[k], v) for k, v in state.items())
+
+
+def test_a_release_tags_file_is_read_by_its_content_too(tmp_path, tiny_model, monkeypatch):
+    """Weights asked for by a release tag: the file open_clip fetches into its cache is read like any other, so the
+    numpy numbers a release file holds beside its weights load (weights-only), and a pickle in one is refused."""
+    import numpy as np
+    import open_clip.factory
+    import open_clip.pretrained
+    from crepe_utils.errors import ModelError
+    from crepe_utils.models import load_model
+    cfg, _ = tiny_model
+    state = _tiny_state(cfg)
+    cached = tmp_path / "cache" / "release.pt"
+    cached.parent.mkdir()
+    fetched = []
+
+    def get_cfg(model, tag):
+        return {"url": "https://example.invalid/release.pt"} if (model, tag) == (cfg.stem, "release") else {}
+
+    def download(pretrained_cfg, cache_dir=None, **kwargs):
+        fetched.append(pretrained_cfg.get("url"))
+        return str(cached) if pretrained_cfg else ""
+    for module in (open_clip.pretrained, open_clip.factory):
+        monkeypatch.setattr(module, "get_pretrained_cfg", get_cfg, raising=False)
+        monkeypatch.setattr(module, "download_pretrained", download, raising=False)
+    torch.save({"epoch": np.int64(32), "state_dict": state}, cached)
+    loaded = load_model(cfg.stem, pretrained="release", model_config=str(cfg), device="cpu")
+    assert all(torch.equal(loaded.model.state_dict()[k], v) for k, v in state.items())
+    assert fetched and loaded.spec.checkpoint_path == str(cached)
+    marker = tmp_path / "marker"
+    torch.save({"state_dict": state, "payload": _Marker(marker)}, cached)
+    with pytest.raises(ModelError, match=r"holds Python objects other than weights and numbers \(io\.open\)"):
+        load_model(cfg.stem, pretrained="release", model_config=str(cfg), device="cpu")
+    assert not marker.exists()
 
 
 # ------------------------------------------------------------------------------ a VALSE item of two million fields
