@@ -23,6 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import escaping
 from .textfile import parse_json
 from .atomic import atomic_path, write_text
 from .errors import CrepeError, exit_status
@@ -51,7 +52,6 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
     """
     import papermill as pm
     from jupyter_client.kernelspec import NoSuchKernel
-    from nbconvert import HTMLExporter
 
     executed = Path(executed)
     _check_source(source, parameters or {})
@@ -60,9 +60,23 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
     except (pm.PapermillExecutionError, NoSuchKernel) as exc:   # a failing cell, no python3 kernel
         raise NotebookError(f"{source} failed: {_failure(exc)}") from exc
     if html:
-        body, _ = HTMLExporter().from_filename(str(executed))
-        write_text(executed.with_suffix(".html"), body)
+        body, _ = html_exporter().from_filename(str(executed))
+        write_text(executed.with_suffix(".html"), escaping.visible(body, keep="\n\t\r"))
     return executed
+
+
+#: JupyterLab's look without MathJax: no notebook here typesets mathematics, and a caption's ``$x$`` or a
+#: folder's ``$CREPE_DATA ... $VG_IMAGES`` is text, not a formula.
+_NO_MATH = ("{%- extends 'lab/index.html.j2' -%}\n"
+            "{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}\n")
+
+
+def html_exporter():
+    """nbconvert's HTML exporter for an executed notebook's page beside it (``build/<stem>.html``)."""
+    import jinja2
+    from nbconvert import HTMLExporter
+    return HTMLExporter(extra_loaders=[jinja2.DictLoader({"crepe-lab.html.j2": _NO_MATH})],
+                        template_file="crepe-lab.html.j2")
 
 
 #: Run in every kernel before the notebook's first cell: pandas shows tables whole (no cell cut with

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "crepe_utils"
 #: Packages in one layer are peers: they may not import each other either. Every package is in one layer,
 #: whole: no module is placed apart from its package.
 LAYERS = [
-    ["errors", "lazy"],              # below everything: the atomic writers raise its DiskFullError; lazy imports
+    ["errors", "lazy", "escaping"],  # below everything: the atomic writers raise its DiskFullError; lazy imports; escaping
     ["paths", "atomic", "kernel", "metrics", "packaged"],
     ["progress", "textfile", "digests", "blind"],
     ["models", "download"],
@@ -208,6 +208,7 @@ LAZY_LIBRARIES = {
     "papermill": "notebooks runner: `notebooks deps` (read by make on every run) must start fast",
     "jupyter_client": "notebooks runner, as papermill",
     "nbconvert": "notebooks runner and site: slow to import",
+    "jinja2": "the notebooks runner's page template, with nbconvert",
     "nbformat": "site: crepe_utils/site/build.py (edited elsewhere); the notebooks runner, as papermill",
     "mistune": "site: crepe_utils/site/build.py, optional docs extra (edited elsewhere)",
     "playwright": "site: crepe_utils/site/check.py, optional docs extra",

@@ -83,7 +83,7 @@ def test_readme_lists_every_declared_dataset_as_the_declarations_say():
                                                "of `python -m crepe_utils download --table` between its markers")
     for name in benchmarks.DATASETS.datasets:
         assert f"make data-{name}`" in block.group(1)                   # a row (and its target) per dataset
-    assert "v7w_&lt;id&gt;.jpg" in block.group(1)                        # no raw <tag> for Markdown to swallow
+    assert "v7w\\_\\<id\\>.jpg" in block.group(1)                      # no raw <tag> for Markdown to swallow
     # an image set is what the benchmarks reading it make of it: COCO val2017 is SugarCrepe's and VALSE's
     assert "| images for evaluating on SugarCrepe and VALSE | `$COCO_IMAGES` | `make data-coco` |" in block.group(1)
     assert "| images for evaluating on CREPE systematicity and CREPE productivity | `$VG_IMAGES` |" in block.group(1)

@@ -10,6 +10,7 @@ import os
 import warnings
 from pathlib import Path
 
+from .. import escaping
 from ..atomic import atomic_path, write_text
 from ..kernel import in_notebook_kernel
 from ..lazy import lazy
@@ -36,7 +37,41 @@ def set_style() -> None:
         "figure.dpi": 110, "savefig.dpi": 150, "savefig.bbox": "tight",
         "axes.titleweight": "bold", "axes.titlesize": 11, "legend.frameon": False,
         "svg.hashsalt": "crepe-companion", "svg.fonttype": "none",
+        "text.parse_math": False,            # a '$' in a caption or a model's name is a dollar sign
     })
+
+
+def _showing(func, shown):
+    """A tick-label function whose labels pass through ``shown``."""
+    def label(x, pos=None):
+        return shown(func(x, pos))
+    label.shows_text = True
+    return label
+
+
+def render_figure(fig, target, **savefig) -> None:
+    """``fig.savefig(target, ...)`` with every text shown as the characters it holds: no ``$...$`` read as
+    mathematics (no figure of ours typesets any; a caption's dollar signs would otherwise be typeset, or an
+    odd number of them stop the figure) and control characters other than line breaks made visible."""
+    import matplotlib as mpl
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    def shown(text: str) -> str:
+        return "\n".join(escaping.visible(line) for line in str(text).split("\n"))
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+        if shown(text.get_text()) != text.get_text():
+            text.set_text(shown(text.get_text()))
+    for ax in fig.axes:                                       # tick labels given as text are drawn from these
+        for formatter in (ax.xaxis.get_major_formatter(), ax.yaxis.get_major_formatter()):
+            if isinstance(formatter, FixedFormatter):
+                formatter.seq = [shown(label) for label in formatter.seq]
+            elif isinstance(formatter, FuncFormatter) and not getattr(formatter.func, "shows_text", False):
+                formatter.func = _showing(formatter.func, shown)
+    with mpl.rc_context({"text.parse_math": False}):         # tick labels are made while drawing
+        fig.savefig(target, **savefig)
 
 
 class Outputs:
@@ -90,7 +125,7 @@ def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", 
         path = Path(figures_dir) / f"{name}.{fmt}"
         metadata = {"Date": None} if fmt == "svg" else {"Software": None} if fmt == "png" else {}
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt, metadata=metadata)
+            render_figure(fig, tmp, format=fmt, metadata=metadata)
         out.append(path)
     if show if show is not None else in_notebook_kernel():
         _display_saved(fig, name, out)
@@ -133,9 +168,11 @@ def _cell(value, float_format: str) -> str:
 
 
 def markdown_table(df: pd.DataFrame, float_format: str = "{:.2f}") -> str:
-    """A GitHub-flavoured Markdown table (numbers right-aligned)."""
-    cols = [str(c) for c in df.columns]
-    rows = [[_cell(v, float_format).replace("|", "\\|") for v in row] for row in df.itertuples(index=False)]
+    """A GitHub-flavoured Markdown table (numbers right-aligned). Every header and cell is shown as the text
+    it holds (:func:`crepe_utils.escaping.markdown`): a caption's ``<script>``, ``*``, backticks or ``|`` are
+    escaped, its control characters made visible."""
+    cols = [escaping.markdown(str(c)) for c in df.columns]
+    rows = [[escaping.markdown(_cell(v, float_format)) for v in row] for row in df.itertuples(index=False)]
     numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |",
              "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
@@ -143,25 +180,17 @@ def markdown_table(df: pd.DataFrame, float_format: str = "{:.2f}") -> str:
     return "\n".join(lines) + "\n"
 
 
-_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
-
-
 def latex_table(df: pd.DataFrame, float_format: str = "{:.2f}", caption: str | None = None) -> str:
     """A booktabs ``tabular`` (wrapped in a ``table`` with caption when one is given)."""
     numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
     spec = "".join("r" if n else "l" for n in numeric)
-    body = [" & ".join(_latex_escape(str(c)) for c in df.columns) + r" \\", r"\midrule"]
+    body = [" & ".join(escaping.latex(str(c)) for c in df.columns) + r" \\", r"\midrule"]
     for row in df.itertuples(index=False):
-        body.append(" & ".join(_latex_escape(_cell(v, float_format)) for v in row) + r" \\")
+        body.append(" & ".join(escaping.latex(_cell(v, float_format)) for v in row) + r" \\")
     tabular = "\n".join([rf"\begin{{tabular}}{{{spec}}}", r"\toprule", *body, r"\bottomrule", r"\end{tabular}"])
     if caption:
         return "\n".join([r"\begin{table}[t]", r"\centering", tabular,
-                          rf"\caption{{{_latex_escape(caption)}}}", r"\end{table}"]) + "\n"
+                          rf"\caption{{{escaping.latex(caption)}}}", r"\end{table}"]) + "\n"
     return tabular + "\n"
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from .. import escaping
 from ..atomic import atomic_directory, published_files, write_json
 from ..paths import folder_name
 from ..errors import CrepeError, CrepeWarning
@@ -477,4 +478,5 @@ def describe_kind(df: pd.DataFrame) -> str:
              "fixture": "computed on synthetic test fixtures (not a result)"}
     text = "; ".join(parts[k] for k in kinds)
     models = df["model"].nunique()
-    return f"Evaluated results for {models} model(s), {text}" + (f" [{', '.join(labels)}]." if labels else ".")
+    shown = ", ".join(escaping.markdown(lbl) for lbl in labels)          # a manifest's label is data
+    return f"Evaluated results for {models} model(s), {text}" + (f" [{shown}]." if labels else ".")

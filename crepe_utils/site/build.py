@@ -28,6 +28,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import escaping
 from ..atomic import write_text
 from ..errors import CrepeError, error_line
 from ..paths import PROJECT_ROOT
@@ -102,11 +103,16 @@ def plain_marks(page_html: str) -> str:
     return "".join(part if i % 2 else _MARK.sub(badge, part) for i, part in enumerate(parts))
 
 
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
+
+
 def markdown(text: str) -> str:
-    """GitHub-flavoured Markdown (tables, strikethrough, bare URLs) to HTML."""
+    """GitHub-flavoured Markdown (tables, strikethrough, bare URLs) to HTML, with raw HTML escaped: a page
+    shows what its text says and never runs it. Our pages' HTML comments (the markers between which
+    generated blocks are kept) are dropped first."""
     import mistune
-    render = mistune.create_markdown(escape=False, plugins=["table", "strikethrough", "url"])
-    return render(text)
+    render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough", "url"])
+    return render(_COMMENT.sub("", text))
 
 
 _LINK = re.compile(r'(?P<attr>href|src)="(?P<url>[^"]*)"')
@@ -241,8 +247,8 @@ def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_di
         pages[f"{stem}.html"] = notebook_page(build_dir / f"{stem}.ipynb", stem, label, targets)
     pages[FIGURES.file] = figures_page(sorted((staging / "figures").glob("*.png")))
     pages[TABLES.file] = tables_page(sorted((staging / "tables").glob("*.md")))
-    for name, body in pages.items():
-        write_text(staging / name, body)
+    for name, body in pages.items():                         # a caption's NUL or bidi override shown as text
+        write_text(staging / name, escaping.visible(body, keep="\n\t\r"))
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return [out / name for name in pages]

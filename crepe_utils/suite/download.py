@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import html
 import os
 import sys
 from pathlib import Path
 from typing import Mapping
 
-from .. import benchmarks, textfile
+from .. import benchmarks, escaping, textfile
 from ..download.datasets import MIRROR_ENV, OVERRIDE_ENV
 from ..errors import error_line
 from ..download.downloader import Downloader
@@ -77,7 +76,7 @@ def dataset_table() -> str:
             how = f"`make all` online, or `make data-{d.name}`"
         else:
             how = f"`make data-{d.name}`"
-        rows.append(f"| {html.escape(d.description, quote=False)} | {unlocks} | {folder} | {how} |")
+        rows.append(f"| {escaping.markdown(d.description)} | {unlocks} | {folder} | {how} |")
     return "\n".join(rows) + "\n"
 
 

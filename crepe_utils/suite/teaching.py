@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import blind, metrics
+from .. import blind, escaping, metrics
+from ..analysis import reporting
 from ..blind.folds import fold_of
 from ..benchmarks.crepe import queries as crepe_queries
 from ..benchmarks.crepe.datasets import CREPE_CSVS
@@ -252,9 +253,11 @@ def worked_text(scored: Scored, index: int) -> str:
     q = scored.source.queries[index]
     name, _, line = q.source.rpartition(":")
     box = ", ".join(f"{v:g}" for v in q.box)
-    return (f"**The query.** Image `{q.image_id}`, the region at x, y, width, height = ({box}), from "
-            f"`{name}` (line {line}): {HN_NAMES[q.hn_type]} at complexity n = {q.complexity}. Its positive caption "
-            f"is *{q.positive}*; its {len(q.negatives)} hard negatives are below. {scored.source.note}")
+    md = escaping.markdown                                    # the file's texts, shown as they are
+    return (f"**The query.** Image {md(q.image_id)}, the region at x, y, width, height = ({box}), from "
+            f"{md(name)} (line {line}): {HN_NAMES[q.hn_type]} at complexity n = {q.complexity}. Its positive "
+            f"caption is “{md(q.positive)}”; its {len(q.negatives)} hard negatives are below. "
+            f"{escaping.markdown_message(scored.source.note)}")
 
 
 def ranks_text(ranks: pd.DataFrame) -> str:
@@ -370,7 +373,7 @@ def reader_verdicts(table: pd.DataFrame) -> str:
         s = table[column].to_numpy(dtype=np.float64)
         r = ranks_of(s)
         tie = f", level with {_count(r['tied'], 'negative')}" if r["tied"] else ""
-        first = f"; its first choice is {table['candidate'][int(np.argmax(s))]}" if r["higher"] else ""
+        first = f"; its first choice is {escaping.markdown(table['candidate'][int(np.argmax(s))])}" if r["higher"] else ""
         hit = " (a hit at Recall@1)" if r["rank (strict)"] == 1 else ""
         lines.append(f"- `{column}` ranks your caption **{r['rank (strict)']} of {len(s)}**{tie}{first}{hit}")
     return "\n".join(lines) + "\n"
@@ -388,6 +391,7 @@ _POLICY_COLOURS = {"strict": "#4C72B0", "random": "#8172B2", "optimistic": "#55A
 
 
 def _wrapped(text: str, width: int = 44) -> str:
+    text = escaping.visible(text)                             # a caption's own line breaks shown, not wrapped
     return "\n".join(textwrap.wrap(text, width)) or text
 
 
@@ -451,7 +455,7 @@ def show_figure(fig, alt: str) -> None:
     from IPython.display import Image, display
 
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
+    reporting.render_figure(fig, buffer, format="png", metadata={"Software": None})
     plt.close(fig)
     display(Image(data=buffer.getvalue(), format="png", metadata={"alt": alt}, alt=alt))
 

@@ -8,6 +8,7 @@ import numpy as np
 from scipy import stats as st
 
 from . import reported, roster
+from ... import escaping
 from ...models import checkpoints
 from ...models import imagenet
 from ...analysis import prose
@@ -152,7 +153,7 @@ def n8_sentence(r2: pd.DataFrame, results_dir) -> str:
     if row["n_models"] > 0:
         return ""
     return ("HN-Swap n = 8: CREPE's app. B.1 prints that column, but the companion has not transcribed it; "
-            f"_no evaluated results for the checkpoints in_ `{results_dir}` _either_: `make evaluate` produces them.")
+            f"_no evaluated results for the checkpoints in_ {escaping.code(results_dir)} _either_: `make evaluate` produces them.")
 
 
 def summary(r2: pd.DataFrame) -> str:

@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import reported, roster
+from ... import escaping
 from ...analysis import prose, uncertainty
 from ...analysis.reporting import HN_LABELS, TRAIN_PALETTE
 from ...lazy import lazy
@@ -131,7 +132,7 @@ def _type_sentence(ch: pd.DataFrame, hn: str) -> str:
     text = (f"{HN_LABELS[hn]}: {prose.how_many(falls, 'model')} score lower at n = 12 than at n = 4 "
             f"({prose.count(beyond_f.sum())} by more than the change's 95% interval)")
     if rises.any():
-        named = prose.listing(d.loc[beyond_r, "display"])
+        named = prose.listing(map(escaping.markdown, d.loc[beyond_r, "display"]))
         text += (f"; {prose.count(rises.sum())} score higher ("
                  + (f"{prose.count(beyond_r.sum())} beyond the interval: {named})" if beyond_r.any() else
                     "none beyond the interval)"))
@@ -170,7 +171,7 @@ def summary(pub: pd.DataFrame, ch: pd.DataFrame) -> str:
             + f". §5.2's reading that HN-Swap ends below chance at high complexity holds at n = 12 for "
             f"{prose.how_many(below, 'model')} ({by_train}), and for {prose.count(wholly.sum())} of them the exact "
             f"interval lies below chance too; {prose.count(len(above))} sit above it "
-            f"({prose.listing(f'{r.display} {prose.num(r.r1)}' for r in above.itertuples())}). The n = 4 column is "
+            f"({prose.listing(f'{escaping.markdown(r.display)} {prose.num(r.r1)}' for r in above.itertuples())}). The n = 4 column is "
             "also a different distribution from the rest (template captions, and any same-type permutation allowed "
             "for HN-Swap, app. A.4), so a change from n = 4 mixes a change of caption source with a change of "
             f"complexity. And §6 rates about {prose.num(c['hn_correct_swap_neg'], 0)}% of HN-Swap and HN-Neg "
@@ -194,5 +195,5 @@ def evaluated_sentence(prod_eval: pd.DataFrame) -> str:
                      f"{prose.num(b['r1'], 1)} {prose.interval(b['r1_ci_low'], b['r1_ci_high'], 1)} at n = "
                      f"{int(b['complexity'])}, {_versus_chance(b['r1_ci_low'], b['r1_ci_high'], b['chance_r1'])} "
                      f"({prose.num(b['chance_r1'], 2)})")
-    models = prose.listing(dict.fromkeys(prod_eval["display"]))
+    models = prose.listing(map(escaping.markdown, dict.fromkeys(prod_eval["display"])))
     return f"Evaluated ({models}), Recall@1 with 95% bootstrap intervals: " + "; ".join(parts) + "."

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import reported
 from ...models import checkpoints
+from ... import escaping
 from ...analysis import prose, uncertainty
 from ...analysis.reporting import HN_LABELS, TRAIN_PALETTE
 from ...lazy import lazy
@@ -213,7 +214,7 @@ def evaluated_sentence(ev: pd.DataFrame) -> str:
         bits = [f"{HN_LABELS[r.hn_type]} {prose.num(r.delta, 1, signed=True)} "
                 f"{prose.interval(r.delta_ci_low, r.delta_ci_high, 1, signed=True)}" for r in g.itertuples()]
         excl = (g["delta_ci_high"] < 0) | (g["delta_ci_low"] > 0)
-        parts.append(f"{model}: {'; '.join(bits)} ({prose.how_many(excl, 'interval')} exclude 0)")
+        parts.append(f"{escaping.markdown(model)}: {'; '.join(bits)} ({prose.how_many(excl, 'interval')} exclude 0)")
     return "UC − SC, evaluated, with 95% bootstrap intervals: " + "; ".join(parts) + "."
 
 

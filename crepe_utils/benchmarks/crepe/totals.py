@@ -7,7 +7,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from ... import paths
+from ... import escaping, paths
 from . import reported
 from ...analysis import prose, uncertainty
 from ...analysis.reporting import HN_LABELS
@@ -26,9 +26,9 @@ def _claims() -> pd.Series:
 def data_line(crepe) -> str:
     """One line: where the CREPE CSVs were found, or what is missing, what it hides and which target fetches it."""
     if crepe is not None:
-        return f"CREPE data: `{paths.shown(crepe)}`."
+        return f"CREPE data: {escaping.code(paths.shown(crepe))}."
     where = paths.shown(paths.data_root() / "crepe")
-    return (f"**No CREPE CSVs in `{where}`.** Missing here: the released files validated row by row, their exact "
+    return (f"**No CREPE CSVs in {escaping.code(where)}.** Missing here: the released files validated row by row, their exact "
             "ties and caption lengths. `make data-crepe` fetches them (`make all` does, online). Shown without "
             "them: the chance levels, the paper's totals, and the released files' pinned counts "
             "(`crepe_utils/reported`), labelled as such.")

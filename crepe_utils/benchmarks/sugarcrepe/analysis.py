@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import paths
+from ... import escaping, paths
 from . import reported
 from ...models.imagenet import top1 as imagenet_top1
 from ...errors import DataError, error_line
@@ -35,9 +35,9 @@ SUBSET_LABELS = {s: f"{s.split('_')[0].upper()} {s.split('_')[1]}" for s in SUBS
 IMAGENET_SOURCE = "open_clip_results_table"
 #: How to produce evaluated results (COCO val2017 images and the JSONs first).
 HOW_TO_EVALUATE = ("fetch SugarCrepe's JSONs (`make data-sugarcrepe`) and its images, COCO val2017 (`make data-coco`, "
-                   "816 MB), then run `python -m crepe_utils evaluate --benchmark sugarcrepe --model openai-vit-b-32 "
-                   "--out {results_dir}` (`--model`: any of the table's 17 keys that `python -m crepe_utils models` "
-                   "lists, or an open_clip architecture with `--pretrained`)")
+                   "816 MB), then run {command} (`--model`: any of the table's 17 keys that `python -m crepe_utils "
+                   "models` lists, or an open_clip architecture with `--pretrained`)")
+EVALUATE_COMMAND = "python -m crepe_utils evaluate --benchmark sugarcrepe --model openai-vit-b-32 --out {results_dir}"
 _TEXT_ONLY = {"vera": "Vera (text only)", "grammar": "Grammar (text only)", "human": "Human"}
 
 
@@ -99,16 +99,16 @@ def released_subsets(data_dir=None) -> tuple[pd.DataFrame | None, str]:
     how = "`make data-sugarcrepe` (or `make data-text`) fetches them, 1.7 MB"
     if len(present) < len(SUBSETS):
         what = "No SugarCrepe JSONs" if not present else f"Only {len(present)} of {len(SUBSETS)} SugarCrepe JSONs"
-        return None, (f"**{what} in** `{paths.shown(root)}`: {how}. Missing here: the released pairs and the count "
+        return None, (f"**{what} in** {escaping.code(paths.shown(root))}: {how}. Missing here: the released pairs and the count "
                   "check. The sections below use published numbers only.")
     try:
         pairs = load_pairs(root).by_subset()
     except DataError as exc:
-        return None, f"**SugarCrepe's JSONs in** `{paths.shown(root)}` **cannot be read** ({error_line(exc)}); {how}."
+        return None, f"**SugarCrepe's JSONs in** {escaping.code(paths.shown(root))} **cannot be read** ({escaping.markdown_message(error_line(exc))}); {how}."
     rows = [{"subset": s, "pairs": len(pairs[s]), "image": pairs[s][0].image_id,
              "positive": pairs[s][0].positive, "negative": pairs[s][0].negative} for s in SUBSET_ORDER]
     total = sum(r["pairs"] for r in rows)
-    return pd.DataFrame(rows), f"SugarCrepe's JSONs from `{paths.shown(root)}`: {total:,} pairs in {len(rows)} subsets."
+    return pd.DataFrame(rows), f"SugarCrepe's JSONs from {escaping.code(paths.shown(root))}: {total:,} pairs in {len(rows)} subsets."
 
 
 def evaluated_table(results, published: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -133,8 +133,8 @@ def evaluated_table(results, published: pd.DataFrame | None = None) -> pd.DataFr
 
 def no_results_sentence(results_dir) -> str:
     """What to say when ``results_dir`` holds no SugarCrepe results, and how to get them."""
-    return (f"_No evaluated SugarCrepe results in_ `{results_dir}`. To get them: "
-            + HOW_TO_EVALUATE.format(results_dir=results_dir)
+    return (f"_No evaluated SugarCrepe results in_ {escaping.code(results_dir)}. To get them: "
+            + HOW_TO_EVALUATE.format(command=escaping.code(EVALUATE_COMMAND.format(results_dir=results_dir)))
             + "; this notebook then shows them beside the published numbers.")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ... import paths
+from ... import escaping, paths
 from . import reported
 from .statistics import split_tags
 from ...analysis import prose, uncertainty
@@ -27,11 +27,14 @@ NOT_BINOMIAL = ("MTurk human", "Random chance")
 def source_line(examples, source: str | None, directory) -> str:
     """Where the examples came from (no absolute path), or what is missing and how to get it."""
     if examples is None:
-        return ("**No Winoground data found** in `" + paths.shown(directory) + "`. Missing here: the metadata checks "
+        return ("**No Winoground data found** in " + escaping.code(paths.shown(directory)) + ". Missing here: the "
+                "metadata checks "
                 "(tag counts, caption pairs) and evaluated scores. Winoground is gated: accept its terms on the "
                 "Hugging Face hub, then `HF_TOKEN=... make data-winoground` (see README). Shown without it: "
                 "Table 3 with exact intervals, and the pinned counts of its metadata.")
-    return f"Winoground examples from {source.replace(str(Path(directory)), '`' + paths.shown(directory) + '`')}."
+    where = escaping.visible(source).replace(escaping.visible(str(Path(directory))),
+                                             escaping.code(paths.shown(directory)))
+    return f"Winoground examples from {escaping.markdown_message(where)}."
 
 
 def table3() -> pd.DataFrame:
