@@ -148,6 +148,6 @@ def test_winoground_readers_name_a_damaged_file(tmp_path):
         wr.load_per_example(tmp_path / "good" / "winoground")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        wr.verify_per_example(tmp_path)
+        wr.verify_tables(tmp_path)
     assert sorted(str(w.message).split(" ")[0] for w in caught) == [
         str(tmp_path / m / "winoground" / store.PER_QUERY) for m in ("bad", "good")]

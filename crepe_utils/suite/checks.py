@@ -12,7 +12,6 @@ import warnings
 
 from .. import benchmarks
 from ..analysis.reporting import claims_page_current, update_claims_page, write_table
-from ..benchmarks.winoground import results as winoground_results
 from ..results import store
 from . import blind_claims, field_claims
 from ..claims.base import Check, failures, to_frame
@@ -85,7 +84,9 @@ def checks_and_unreadable(data_dir, results_dir) -> tuple[list[Check], list[str]
         warnings.simplefilter("always", store.UnreadableResultWarning)
         checks = run_all(data_dir, results_dir)
         store.verify_tables(results_dir, store.gzip_through)
-        winoground_results.verify_per_example(results_dir)
+        for results in (benchmarks.part(f, "results") for f in benchmarks.FOLDERS):
+            if results is not None:             # a benchmark's own result tables beside its summaries
+                results.verify_tables(results_dir)
     unreadable = []
     for w in caught:
         if issubclass(w.category, store.UnreadableResultWarning):

@@ -54,12 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(README's)")
     parser.add_argument("--list-targets", action="store_true",
                         help="list one `make data-<dataset>` line per dataset (what `make help` prints)")
+    gated = ", ".join(d.name for d in catalogue.datasets.values() if d.gated) or "none"
     parser.epilog = (
         "environment:\n"
         f"  {MIRROR_ENV + '=URL':<30} fetch every file from URL/<file name>\n"
         f"  {OVERRIDE_ENV + '=FILE':<30} JSON: entry name -> fields to replace (mirrors, tests),\n"
         f"  {'':<30} see crepe_utils/download/datasets.py\n"
-        f"  {'HF_TOKEN':<30} Hugging Face token for Winoground (or `huggingface-cli login`)\n"
+        f"  {'HF_TOKEN':<30} Hugging Face token for the gated datasets ({gated}) (or `huggingface-cli login`)\n"
         f"Bookkeeping: DEST/{RECORD_NAME} (verified sizes and digests), DEST/<folder>/{MARKER_NAME}.")
 
 

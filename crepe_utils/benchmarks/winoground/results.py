@@ -64,8 +64,9 @@ def load_per_example(directory: str | os.PathLike) -> pd.DataFrame:
     return store.read_table(_read_per_example, Path(directory) / store.PER_QUERY)
 
 
-def verify_per_example(root: str | os.PathLike | None) -> None:
-    """Warn (UnreadableResultWarning) for each per-example table under ``root`` that cannot be read."""
+def verify_tables(root: str | os.PathLike | None) -> None:
+    """Warn (UnreadableResultWarning) for each per-example table under ``root`` that cannot be read (``make
+    check`` calls each benchmark folder's ``results.verify_tables``)."""
     store.verify_tables(root, _read_per_example, SCORING)
 
 
