@@ -773,16 +773,36 @@ def test_winoground_refuses_a_setting_it_would_ignore(winoground, tmp_path, caps
         "leave it at its default")
 
 
-@pytest.mark.parametrize("benchmark, message", [
-    ("productivity", "error: data folder {path} is a file, not a folder. Download CREPE's hard negatives"),
-    ("sugarcrepe", "error: SugarCrepe folder {path} is a file, not a folder. Run `make data-sugarcrepe`"),
-    ("winoground", "error: Winoground folder {path} is a file, not a folder. Download it with"),
-])
-def test_a_data_folder_that_is_a_file_says_so(benchmark, message, tmp_path, capsys, tiny_model):
-    path = tmp_path / "a-file"
-    path.write_text("x")
-    rc, lines, _ = _evaluate_cli(capsys, tiny_model, benchmark, path, tmp_path / "out")
-    assert _one_error(rc, lines, tmp_path / "out").startswith(message.format(path=path))
+#: (benchmark, extra flags, its dataset, the variable that moves its folder): every benchmark, one behaviour
+MISSING_FOLDER = [("productivity", (), "crepe", "CREPE_DATA to the folder holding crepe/"),
+                  ("systematicity", ("--train-data", "laion"), "crepe", "CREPE_DATA to the folder holding crepe/"),
+                  ("sugarcrepe", (), "sugarcrepe", "SUGARCREPE_DATA"), ("valse", (), "valse", "VALSE_DATA"),
+                  ("winoground", (), "winoground", "WINOGROUND_DATA")]
+
+
+@pytest.mark.parametrize("benchmark, more, dataset, variable", MISSING_FOLDER)
+@pytest.mark.parametrize("state", ["missing", "a file"])
+def test_a_missing_data_folder_is_one_line_naming_it_and_what_brings_it(benchmark, more, dataset, variable, state,
+                                                                       tmp_path, capsys, tiny_model):
+    path = tmp_path / "data"
+    if state == "a file":
+        path.write_text("x")
+    why = "is a file, not a folder" if state == "a file" else "does not exist"
+    rc, lines, _ = _evaluate_cli(capsys, tiny_model, benchmark, path, tmp_path / "out", *more)
+    line = _one_error(rc, lines, tmp_path / "out")
+    assert line.startswith(f"error: {dataset} data folder {path} {why}: `make data-{dataset}` fetches it (or "
+                           f"`python -m crepe_utils download {dataset} --dest DIR`"), line
+    assert line.endswith(f"then pass --data-dir DIR or set {variable}"), line
+
+
+def test_the_default_data_folder_missing_is_the_same_line(tmp_path, capsys, tiny_model, monkeypatch):
+    monkeypatch.setenv("CREPE_DATA", str(tmp_path / "root"))
+    monkeypatch.delenv("SUGARCREPE_DATA", raising=False)
+    cfg, ckpt = tiny_model
+    rc, lines, _ = _cli(capsys, "evaluate", "--benchmark", "sugarcrepe", *_model_args(tiny_model),
+                        "--out", tmp_path / "out")
+    assert _one_error(rc, lines).startswith(f"error: sugarcrepe data folder {tmp_path / 'root' / 'sugarcrepe'} "
+                                            "does not exist: `make data-sugarcrepe` fetches it")
 
 
 def test_a_manifest_without_its_summary_is_named_not_dropped(tmp_path):

@@ -272,7 +272,7 @@ def test_no_data_folder_is_one_line_saying_how_to_get_it(tmp_path):
     with pytest.raises(DataError) as caught:
         vdata.load_items(tmp_path / "nowhere")
     message = str(caught.value)
-    assert "\n" not in message and message.startswith(f"no VALSE data folder at {tmp_path / 'nowhere'}")
+    assert "\n" not in message and message.startswith(f"valse data folder {tmp_path / 'nowhere'} does not exist")
     assert "make data-valse" in message and "--data-dir" in message
 
 
@@ -433,7 +433,7 @@ def test_evaluate_refuses_a_bad_selection_before_reading_anything(tmp_path, valu
     with pytest.raises(CrepeError) as caught:
         crepe_utils.evaluate("blind:negation", "valse", data_dir=tmp_path / "nowhere", out=tmp_path / "out",
                              kind="fixture", progress=False, cache_dir=False, **values)
-    assert "\n" not in str(caught.value) and "no VALSE data folder" not in str(caught.value)
+    assert "\n" not in str(caught.value) and "valse data folder" not in str(caught.value)
     assert not (tmp_path / "out").exists()
 
 
@@ -479,7 +479,7 @@ def test_the_command_line_prints_one_error_line(tmp_path, argv, fragment):
 
 def test_the_command_line_says_where_the_data_should_be(tmp_path):
     line = _one_error_line(_command(tmp_path, "valse", "--model", "blind:negation", "--out", str(tmp_path / "out")))
-    assert f"no VALSE data folder at {tmp_path / 'no-data' / 'valse'}" in line, line
+    assert f"valse data folder {tmp_path / 'no-data' / 'valse'} does not exist" in line, line
     assert "make data-valse" in line
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from .. import paths
-from ..errors import DownloadError
+from ..errors import DataError, DownloadError
 from ..textfile import parse_json, read_text
 
 MIRROR_ENV = "CREPE_MIRROR"
@@ -155,6 +155,23 @@ class Dataset:
             return Path(explicit)
         found = self.dir()
         return found if found.is_dir() else None
+
+    def missing(self, folder: str | os.PathLike) -> str:
+        """The one line for a data folder that is not there, on every benchmark: which folder, why, what brings
+        it and how to point at another."""
+        gated = "; gated: accept its terms on the Hugging Face hub and set HF_TOKEN first" if self.gated else ""
+        where = (f"set {self.variable}" if self.variable else
+                 f"set {paths.DATA_ROOT_ENV} to the folder holding {self.folder}/")
+        return (f"{self.name} data folder {folder} {paths.not_a_folder(folder)}: `make data-{self.name}` fetches "
+                f"it (or `python -m crepe_utils download {self.name} --dest DIR`{gated}); then pass --data-dir DIR "
+                f"or {where}")
+
+    def require(self, explicit: str | os.PathLike | None = None) -> Path:
+        """:meth:`dir`, or a DataError saying :meth:`missing` when it is not a folder."""
+        folder = self.dir(explicit)
+        if not folder.is_dir():
+            raise DataError(self.missing(folder))
+        return folder
 
     @property
     def gated(self) -> bool:

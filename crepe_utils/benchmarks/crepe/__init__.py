@@ -30,10 +30,7 @@ LICENCE = "CREPE: MIT (RAIVNLab/CREPE); Visual Genome images: CC BY 4.0"
 
 
 def _data_dir(sources: Sources):
-    data_dir = CREPE_CSVS.existing(sources.data_dir)
-    if data_dir is None:
-        raise DataError("no CREPE data folder: run `make data-crepe` or pass data_dir / --data-dir")
-    return data_dir
+    return CREPE_CSVS.require(sources.data_dir)
 
 
 def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings, sets: tuple) -> Loaded:

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import DataError
-from ...paths import not_a_folder
+from .datasets import CREPE_CSVS
 from ...textfile import read_text
 
 PROD_HN_TYPES = ("atom", "swap", "negate")
@@ -159,10 +159,7 @@ def find_file(data_dir: str | os.PathLike, name: str, prefer_parent: str | None 
     """
     root = Path(data_dir)
     if not root.is_dir():
-        raise DataError(
-            f"data folder {root} {not_a_folder(root)}. Download CREPE's hard negatives with `make data` "
-            f"(or `python -m crepe_utils download crepe --dest DIR`) and pass that folder."
-        )
+        raise DataError(CREPE_CSVS.missing(root))
     hits = [p for p in _index(root).get(name, []) if "__MACOSX" not in p.parts]
     if prefer_parent and len(hits) > 1:
         preferred = [p for p in hits if p.parent.name == prefer_parent]

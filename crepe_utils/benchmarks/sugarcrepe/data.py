@@ -33,7 +33,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ... import paths
 from ...errors import DataError
 from ...imagesets.coco import COCO_FILE_NAME
 from ...textfile import not_utf8, parse_json, read_text
@@ -194,12 +193,11 @@ def load_pairs(data_dir: str | os.PathLike | None = None, subsets=SUBSETS) -> Pa
     :class:`DataError` listing them; nothing is returned then.
     """
     chosen = _chosen(subsets)
-    root = SUGARCREPE_JSONS.dir(data_dir)
+    root = SUGARCREPE_JSONS.require(data_dir)
     absent = [f"{s}.json" for s in chosen if not (root / f"{s}.json").is_file()]
     if absent:
-        where = paths.not_a_folder(root) if not root.is_dir() else f"lacks {', '.join(absent)}"
-        raise DataError(f"SugarCrepe folder {root} {where}. {_HOW_TO_GET}, or point SUGARCREPE_DATA at the "
-                        "folder holding the seven JSONs.")
+        raise DataError(f"SugarCrepe folder {root} lacks {', '.join(absent)}. {_HOW_TO_GET}, or point "
+                        "SUGARCREPE_DATA at the folder holding the seven JSONs.")
     out, bad = PairSet(), []
     for subset in chosen:
         _load_file(root / f"{subset}.json", subset, out, bad)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ...errors import DataError
 from ...textfile import parse_json, read_text
+from .datasets import VALSE_JSONS
 
 SUBSETS = ("valid", "full")
 MAX_LINES = 20
@@ -204,7 +205,7 @@ def load_items(folder: str | Path, pieces: tuple[str, ...] = PIECE_NAMES, subset
     or any bad item fails the whole call with one line per problem of every piece."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise DataError(f"no VALSE data folder at {folder}: run `make data-valse`, or pass data_dir / --data-dir")
+        raise DataError(VALSE_JSONS.missing(folder))
     out, problems = Items(), []
     for piece in pieces:
         path = folder / f"{piece}.json"

@@ -37,7 +37,7 @@ from pathlib import Path
 from PIL import Image
 
 from ...errors import DataError
-from ...paths import not_a_folder
+from .datasets import WINOGROUND_FILES
 from ...textfile import not_utf8, parse_json, read_text
 from ...download.extraction import MARKER_NAME
 from ...lazy import lazy
@@ -340,7 +340,7 @@ def detect_layout(data_dir: str | os.PathLike, layout: str | None = None) -> tup
     expected = ("one of: examples.jsonl + images/ (folder), examples.jsonl + images.zip (zip), or the hub's "
                 "test-*.parquet files (parquet), in the folder or its data/ sub-folder")
     if not root.is_dir():
-        raise DataError(f"Winoground folder {root} {not_a_folder(root)}. {_HOW_TO_GET}")
+        raise DataError(WINOGROUND_FILES.missing(root))
     found = [p for p in (_pieces(root), _pieces(root / "data")) if p is not None]
     if not found:
         text_only = (root / EXAMPLES_TEXT).is_file()
