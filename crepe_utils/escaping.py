@@ -40,6 +40,12 @@ def visible(text: str, keep: str = "") -> str:
                    for ch in text)
 
 
+def page(text: str) -> str:
+    """A written page (HTML) with every hidden character a text from data brought into it made visible; the
+    page's own line breaks and tabs are kept."""
+    return visible(text, keep="\n\t\r")
+
+
 def html(text: str) -> str:
     """``text`` for HTML, in an element's content or a quoted attribute."""
     return _html.escape(visible(text), quote=True)

@@ -61,7 +61,7 @@ def execute(source: str | Path, executed: str | Path, parameters: dict | None = 
         raise NotebookError(f"{source} failed: {_failure(exc)}") from exc
     if html:
         body, _ = html_exporter().from_filename(str(executed))
-        write_text(executed.with_suffix(".html"), escaping.visible(body, keep="\n\t\r"))
+        write_text(executed.with_suffix(".html"), escaping.page(body))
     return executed
 
 

@@ -41,10 +41,15 @@ def set_style() -> None:
     })
 
 
-def _showing(func, shown):
-    """A tick-label function whose labels pass through ``shown``."""
+def _shown(text) -> str:
+    """A figure's text with its hidden characters made visible and its own line breaks kept."""
+    return escaping.visible(text, keep="\n")
+
+
+def _showing(func):
+    """A tick-label function whose labels pass through :func:`_shown`."""
     def label(x, pos=None):
-        return shown(func(x, pos))
+        return _shown(func(x, pos))
     label.shows_text = True
     return label
 
@@ -57,19 +62,17 @@ def render_figure(fig, target, **savefig) -> None:
     from matplotlib.text import Text
     from matplotlib.ticker import FixedFormatter, FuncFormatter
 
-    def shown(text: str) -> str:
-        return "\n".join(escaping.visible(line) for line in str(text).split("\n"))
-
     for text in fig.findobj(Text):
         text.set_parse_math(False)
-        if shown(text.get_text()) != text.get_text():
-            text.set_text(shown(text.get_text()))
+        shown = _shown(text.get_text())
+        if shown != text.get_text():
+            text.set_text(shown)
     for ax in fig.axes:                                       # tick labels given as text are drawn from these
         for formatter in (ax.xaxis.get_major_formatter(), ax.yaxis.get_major_formatter()):
             if isinstance(formatter, FixedFormatter):
-                formatter.seq = [shown(label) for label in formatter.seq]
+                formatter.seq = [_shown(label) for label in formatter.seq]
             elif isinstance(formatter, FuncFormatter) and not getattr(formatter.func, "shows_text", False):
-                formatter.func = _showing(formatter.func, shown)
+                formatter.func = _showing(formatter.func)
     with mpl.rc_context({"text.parse_math": False}):         # tick labels are made while drawing
         fig.savefig(target, **savefig)
 

@@ -248,7 +248,7 @@ def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_di
     pages[FIGURES.file] = figures_page(sorted((staging / "figures").glob("*.png")))
     pages[TABLES.file] = tables_page(sorted((staging / "tables").glob("*.md")))
     for name, body in pages.items():                         # a caption's NUL or bidi override shown as text
-        write_text(staging / name, escaping.visible(body, keep="\n\t\r"))
+        write_text(staging / name, escaping.page(body))
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return [out / name for name in pages]

@@ -29,10 +29,6 @@ CITATION = "Ma et al., CREPE: Can Vision-Language Foundation Models Reason Compo
 LICENCE = "CREPE: MIT (RAIVNLab/CREPE); Visual Genome images: CC BY 4.0"
 
 
-def _data_dir(sources: Sources):
-    return CREPE_CSVS.require(sources.data_dir)
-
-
 def _loaded(qs: Q.QuerySet, sources: Sources, data_dir, settings, sets: tuple) -> Loaded:
     """The queries with their image index and the manifest's account of the files read."""
     image_dir = VISUAL_GENOME.dir(sources.image_dir)
@@ -61,7 +57,7 @@ def load_productivity(sources: Sources, selection: Selection, settings) -> Loade
     any of its queries is scored; an all-negatives set where the three files share a query, or when asked for by
     name.
     """
-    data_dir = _data_dir(sources)
+    data_dir = CREPE_CSVS.require(sources.data_dir)
     chosen = selection.hn_types or (*Q.PROD_HN_TYPES, ALL_NEGATIVES)
     want_all = selection.all_negatives and ALL_NEGATIVES in chosen
     types = [t for t in chosen if t != ALL_NEGATIVES]
@@ -87,7 +83,7 @@ def load_productivity(sources: Sources, selection: Selection, settings) -> Loade
 
 def load_systematicity(sources: Sources, selection: Selection, settings) -> Loaded:
     """Systematicity queries of one training set's split (SC and UC)."""
-    data_dir = _data_dir(sources)
+    data_dir = CREPE_CSVS.require(sources.data_dir)
     types = selection.hn_types or Q.SYST_HN_TYPES
     qs = Q.load_systematicity(data_dir, selection.train_data, types,
                               on_bad_row=settings.on_bad_row, empty_negatives=settings.empty_negatives)
