@@ -19,7 +19,9 @@ lowest first:
 ``benchmarks``   the registry, and one folder per benchmark holding everything that is its own
 ``evaluation``, ``evaluate_command``, ``runs``
                  ``evaluate()``, its command, and many jobs on one device or several
-``suite``        what is about several benchmarks: ``make check``, the models table, the data, blind scorers
+``across``       analyses across benchmarks: blind scorers, the field's 202 checkpoints, one benchmark beside another
+``commands``     the commands that span the benchmarks: ``check``, ``models``, ``download`` and the released text
+``chapters``     the notebooks as pages, and a notebook's own material beside its name (the teaching notebook, 00)
 ``toy``, ``site``, ``notebooks``
                  the compositional toy world; the website and its browser check; papermill runs
 ``cli``, ``api`` ``python -m crepe_utils ...``; the Python entry points below

@@ -16,11 +16,11 @@ from .errors import TRACEBACK_ENV, error_line, exit_status  # noqa: F401 - TRACE
 
 #: command → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "download": ("crepe_utils.suite.download", "download and verify a dataset (download --help lists them)"),
-    "models": ("crepe_utils.suite.models", "list the checkpoints and each benchmark's roster"),
+    "download": ("crepe_utils.commands.download", "download and verify a dataset (download --help lists them)"),
+    "models": ("crepe_utils.commands.models", "list the checkpoints and each benchmark's roster"),
     "evaluate": ("crepe_utils.evaluate_command", "evaluate one model on one benchmark"),
     "evaluate-paper": ("crepe_utils.runs.scheduling", "evaluate the papers' models on their benchmarks (make evaluate)"),
-    "check": ("crepe_utils.suite.checks", "check every claim of the papers; non-zero exit on failure"),
+    "check": ("crepe_utils.commands.checks", "check every claim of the papers; non-zero exit on failure"),
     "toy": ("crepe_utils.toy.pipeline", "generate the toy world, train a tiny CLIP, evaluate it"),
 }
 

@@ -1,5 +1,5 @@
 """One folder per benchmark: nothing of the package outside a benchmark's folder names it, except the registry
-(``crepe_utils/benchmarks/__init__.py``), the analyses about several benchmarks (``crepe_utils/suite/``), the
+(``crepe_utils/benchmarks/__init__.py``), the analyses about several benchmarks (``crepe_utils/across/``), the
 published table about several benchmarks (``crepe_utils/field/``) and, for
 CREPE, the toy world (``crepe_utils/toy/``: CREPE's experiment rebuilt on generated data, which writes CREPE's
 files and runs its protocols through the evaluation, above which it sits); and everything a folder declares is
@@ -20,12 +20,14 @@ from pathlib import Path
 import pytest
 
 from crepe_utils import benchmarks
-from crepe_utils.suite import checks
+from crepe_utils.commands import checks
 
 PACKAGE = Path(__file__).resolve().parent.parent / "crepe_utils"
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 #: where a benchmark may be named outside its folder: (path prefix under crepe_utils/, the folders it may name)
-ALLOWED = {"benchmarks/__init__.py": set(benchmarks.FOLDERS), "suite/": set(benchmarks.FOLDERS), "toy/": {"crepe"},
+ALLOWED = {"benchmarks/__init__.py": set(benchmarks.FOLDERS), "across/": set(benchmarks.FOLDERS), "toy/": {"crepe"},
+           # notebook 00's material: CREPE's files worked through, and one exercise on Winoground
+           "chapters/how_compositionality_is_evaluated.py": {"crepe", "winoground"},
            "field/": set(benchmarks.FOLDERS)}          # field/: a published table about several benchmarks
 
 
@@ -70,7 +72,7 @@ def package_files() -> dict[str, str]:
 
 def test_the_grep_sees_a_name_in_a_generic_module():
     files = {"engine/core.py": "x = 'sugarcrepe'\n", "benchmarks/sugarcrepe/data.py": "SugarCrepe\n",
-             "suite/blind.py": "SugarCrepe\n", "evaluation.py": "if bench == 'productivity':\n"}
+             "across/blind.py": "SugarCrepe\n", "evaluation.py": "if bench == 'productivity':\n"}
     assert hits("sugarcrepe", files) == ["engine/core.py:1: sugarcrepe"]
     assert hits("crepe", files) == ["evaluation.py:1: productivity"]
     assert hits("crepe", {"toy/build.py": "productivity\n", "paths.py": "CREPE_DATA crepe_utils\n"}) == []
@@ -104,7 +106,7 @@ def test_every_notebook_is_a_site_page_with_its_own_label():
 
 
 def test_a_notebook_without_a_label_is_named_by_its_stem(tmp_path):
-    from crepe_utils.suite.pages import NotebookPage, notebook_pages
+    from crepe_utils.chapters.pages import NotebookPage, notebook_pages
     (tmp_path / "11_new_benchmark.ipynb").write_text('{"cells": [], "metadata": {}}', encoding="utf-8")
     (tmp_path / "10_other.ipynb").write_text(
         '{"cells": [], "metadata": {"companion": {"nav": "Other", "question": "Why?"}}}', encoding="utf-8")

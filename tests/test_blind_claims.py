@@ -8,8 +8,8 @@ import pytest
 from crepe_utils import blind
 from crepe_utils.benchmarks.crepe import reported
 from crepe_utils.benchmarks.sugarcrepe import reported as sugarcrepe_reported
-from crepe_utils.suite import blind as A
-from crepe_utils.suite import blind_claims as C
+from crepe_utils.across import blind as A
+from crepe_utils.across import blind_claims as C
 from crepe_utils.claims.base import FAIL, NEEDS, PASS
 
 

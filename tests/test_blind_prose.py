@@ -6,7 +6,7 @@ import pandas as pd
 from crepe_utils import blind
 from crepe_utils.benchmarks.crepe import reported
 from crepe_utils.benchmarks.sugarcrepe import reported as sugarcrepe_reported
-from crepe_utils.suite import blind_prose as P
+from crepe_utils.across import blind_prose as P
 
 
 def recall(rows: list[tuple]) -> pd.DataFrame:

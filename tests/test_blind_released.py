@@ -138,7 +138,7 @@ def test_no_blind_scorer_passes_a_winoground_example_and_the_ties_are_counted(sh
 def test_the_length_normalised_bigram_on_crepe_and_sugarcrepe(productivity, shared_sugarcrepe):
     """blind:bigram-mean is the total divided by (words + 1) query by query; what normalising costs where length
     decides (HN-Neg, SugarCrepe's ADD) and where it does not (HN-Atom)."""
-    from crepe_utils.suite import blind as A
+    from crepe_utils.across import blind as A
     mean, total = blind.score("bigram-mean", productivity), blind.score("bigram", productivity)
     lengths = np.array([len(words(c)) for q in productivity for c in q.candidates])
     assert (mean == total / (lengths + 1)).all()

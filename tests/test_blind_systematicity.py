@@ -8,7 +8,7 @@ import pytest
 
 import helpers
 from crepe_utils import blind
-from crepe_utils.suite import blind as A
+from crepe_utils.across import blind as A
 from blind_reference import words
 
 SC, UC = "syst_vg_hard_negs_seen_compounds_in_laion.csv", "syst_vg_hard_negs_unseen_compounds_in_laion.csv"
@@ -145,7 +145,7 @@ def test_the_systematicity_figure_draws_the_scorers_and_the_models_in_bold(syst_
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from crepe_utils.suite import blind_figures
+    from crepe_utils.across import blind_figures
 
     root, _ = syst_root
     models = pd.DataFrame([{"model": "m", "display": "M", "train_data": "laion", "hn_type": hn, "kind": "fixture",

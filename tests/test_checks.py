@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from crepe_utils.suite import checks as aggregate
+from crepe_utils.commands import checks as aggregate
 from crepe_utils.claims import base as claims_base
 from crepe_utils.benchmarks.crepe import checks, claims as topics
 from crepe_utils.benchmarks.crepe import reported, roster

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from crepe_utils.models import imagenet
-from crepe_utils.suite import checks as aggregate
+from crepe_utils.commands import checks as aggregate
 from crepe_utils.benchmarks.crepe import checks as crepe_claims, claims as topics
 from crepe_utils.benchmarks.sugarcrepe import claims as sugarcrepe_claims
-from crepe_utils.suite import blind_claims as blind_claims
-from crepe_utils.suite import field_claims
+from crepe_utils.across import blind_claims as blind_claims
+from crepe_utils.across import field_claims
 from crepe_utils.benchmarks.winoground import claims as winoground_claims
 from crepe_utils.benchmarks.valse import claims as valse_claims
 from crepe_utils.claims.base import FAIL, NEEDS, PASS

@@ -21,7 +21,7 @@ from crepe_utils.download.datasets import Checksum, DatasetTableError, Extractio
 from crepe_utils.download import MARKER_NAME, RECORD_NAME, DownloadError, Downloader
 from crepe_utils.download.transport import TransferPolicy
 from crepe_utils import benchmarks
-from crepe_utils.suite import download as download_command
+from crepe_utils.commands import download as download_command
 from crepe_utils.benchmarks.winoground import datasets as wg_datasets
 import cli_runner
 from loopback import (PROD_CSV, PROD_ROWS, Fault, LoopbackServer, git_blob_sha1, make_zip, prod_archive, sha256,

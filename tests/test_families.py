@@ -53,7 +53,7 @@ def test_models_listing_shows_each_family_loader_and_the_vg_caveat(capsys):
         line = next(ln for ln in out.splitlines() if key in ln)
         assert "published numbers only" not in line
     assert all(models.FAMILIES[f].loader in out for f in ("cyclip", "albef", "flava"))
-    from crepe_utils.suite.models import checkpoint_table
+    from crepe_utils.commands.models import checkpoint_table
     table = checkpoint_table().set_index("key")
     assert "Visual Genome" in table.loc["albef-14m", "caveat"] and "Visual Genome" in table.loc["flava", "caveat"]
     assert table.loc["cyclip-rn50", "caveat"] == "—"

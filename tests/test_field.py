@@ -139,7 +139,7 @@ def _rows_by_set(which: str) -> list[dict]:
 
 
 def test_the_correlations_are_recomputed_from_the_carried_table():
-    from crepe_utils.suite import field as F
+    from crepe_utils.across import field as F
     table = F.correlations(n_boot=200)
     assert len(table) == 24 * 3
     assert table.groupby("set")["n"].first().to_dict() == {"all": 202, "fine-tuned": 8, "pretrained": 194}
@@ -154,7 +154,7 @@ def test_the_correlations_are_recomputed_from_the_carried_table():
 
 def test_a_few_correlations_are_the_values_the_research_found():
     """Spot values (two decimals), so a change of sets or columns shows as a number, not only as a mismatch."""
-    from crepe_utils.suite import field as F
+    from crepe_utils.across import field as F
     r = F.correlations(n_boot=100).set_index(["column", "set"])["r"]
     assert round(r["crepe::swap", "pretrained"], 2) == 0.57 and round(r["crepe::swap", "all"], 2) == 0.21
     assert round(r["sugarcrepe::replace_obj", "pretrained"], 2) == 0.91
@@ -180,7 +180,7 @@ def test_blind_ranks_are_counted_from_the_carried_table():
     """A scorer's place among the 202: checkpoints strictly below its value, and below its exact lower bound."""
     import pandas as pd
     from scipy.stats import beta
-    from crepe_utils.suite import field as F
+    from crepe_utils.across import field as F
     blind = pd.DataFrame([{"column": "crepe::atom", "scorer": "bigram", "k": 7800, "n": 16727},
                           {"column": "sugarcrepe::replace_rel", "scorer": "bigram", "k": 1037, "n": 1406},
                           {"column": "valse::existence", "scorer": "negation", "k": 249, "n": 505}])
@@ -200,7 +200,7 @@ def test_blind_ranks_are_counted_from_the_carried_table():
 
 
 def test_the_granularity_search_finds_the_table_n_and_rejects_the_released():
-    from crepe_utils.suite import field as F
+    from crepe_utils.across import field as F
     gran = F.granularity().set_index("column")
     for column in [c for cols in field.COLUMNS.values() for c in cols] + [field.IMAGENET]:
         values = [row[column] for row in _rows_by_set("all")]
@@ -213,7 +213,7 @@ def test_the_granularity_search_finds_the_table_n_and_rejects_the_released():
 
 
 def test_a_mean_over_files_would_not_sit_on_one_lattice():
-    from crepe_utils.suite import field as F
+    from crepe_utils.across import field as F
     power = F.lattice_power().set_index("column")
     assert power["averaged_common_n"].isna().all()
     assert (power["pooled_common_n"] == power["released_sum"]).all()
@@ -224,7 +224,7 @@ def test_evaluated_results_are_set_beside_the_table_in_items_where_the_items_are
     import pandas as pd
     import helpers
     from crepe_utils.results import store
-    from crepe_utils.suite import field as F
+    from crepe_utils.across import field as F
     row = F.checkpoint_rows().loc["openai-rn50"]
     counts = F.released_counts()
     subsets = [field.part(c) for c in field.COLUMNS["sugarcrepe"]]

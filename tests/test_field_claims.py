@@ -1,4 +1,4 @@
-"""The field's claims (crepe_utils.suite.field_claims): each computed from the numbers handed to it, and seen to fail
+"""The field's claims (crepe_utils.across.field_claims): each computed from the numbers handed to it, and seen to fail
 (or to change status) on wrong ones; the topic in make check.
 
 Would notice: a granularity row that passes values which are not k/N, an _all-file row that accepts another
@@ -13,9 +13,9 @@ import pytest
 
 from crepe_utils import field
 from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
-from crepe_utils.suite import checks
-from crepe_utils.suite import field as F
-from crepe_utils.suite import field_claims as C
+from crepe_utils.commands import checks
+from crepe_utils.across import field as F
+from crepe_utils.across import field_claims as C
 
 
 @pytest.fixture(scope="module")

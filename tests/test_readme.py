@@ -76,7 +76,7 @@ def test_readme_is_short_and_links_every_page_of_docs():
 
 
 def test_readme_lists_every_declared_dataset_as_the_declarations_say():
-    from crepe_utils.suite.download import dataset_table
+    from crepe_utils.commands.download import dataset_table
     block = re.search(r"<!-- datasets:start[^>]*-->\n(.*?)<!-- datasets:end -->", README, flags=re.S)
     assert block, "README has no datasets block"
     assert block.group(1) == dataset_table(), ("README's dataset table is not the declarations': paste the output "

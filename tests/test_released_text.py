@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from crepe_utils.download import RECORD_NAME, datasets
-from crepe_utils.suite import released
+from crepe_utils.commands import released
 from crepe_utils.download.transport import TransferPolicy
 import cli_runner
 from loopback import PROD_CSV, Fault, LoopbackServer, git_blob_sha1, prod_archive, sha256, syst_archive

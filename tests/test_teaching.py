@@ -1,4 +1,4 @@
-"""The teaching notebook (00) and its material, crepe_utils.suite.teaching.
+"""The teaching notebook (00) and its material, crepe_utils.chapters.how_compositionality_is_evaluated.
 
 References are written here from the definitions (ranks counted by hand, tie policies by their
 formulas), never taken from the module's own output.
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crepe_utils.suite import teaching as T
+from crepe_utils.chapters import how_compositionality_is_evaluated as T
 from crepe_utils.blind.folds import fold_of
 from crepe_utils.benchmarks.crepe.queries import Query
 from crepe_utils.errors import CrepeError

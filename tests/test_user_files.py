@@ -114,7 +114,7 @@ def test_a_byte_order_marked_model_config_builds_the_same_model(tiny_model, tmp_
 
 
 def test_byte_order_marked_download_settings_read_as_written(tmp_path, monkeypatch):
-    from crepe_utils.suite import download as command
+    from crepe_utils.commands import download as command
     from crepe_utils.download import datasets
     token = tmp_path / "token"
     token.write_bytes(codecs.BOM_UTF8 + b"hf_abc123\r\n")

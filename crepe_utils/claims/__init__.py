@@ -3,5 +3,5 @@
 ``base``        the check row, its statuses, and what a topic of ``make check`` is
 
 Each benchmark's claims live in its folder (``crepe_utils.benchmarks.<name>.claims``); ``make check``
-(:mod:`crepe_utils.suite.checks`) gathers them through the registry.
+(:mod:`crepe_utils.commands.checks`) gathers them through the registry.
 """

@@ -1,6 +1,6 @@
 """Resumable, verified downloads of the files in :mod:`crepe_utils.download.datasets` (``make data``).
 
-The machinery of ``python -m crepe_utils download <dataset>`` (the command: :mod:`crepe_utils.suite.download`).
+The machinery of ``python -m crepe_utils download <dataset>`` (the command: :mod:`crepe_utils.commands.download`).
 For each file of the dataset a run goes through these steps; an interrupted run resumes at the
 step it stopped in, and nothing unverified is ever given a final name:
 
@@ -20,7 +20,7 @@ step it stopped in, and nothing unverified is ever given a final name:
    (``.crepe_extracted.json``) is written inside, and one rename moves the folder into place.
    Leftovers of an interrupted extraction are deleted by the next run.
 
-:mod:`.downloader` runs these steps in order. ``download --released-text`` (:mod:`crepe_utils.suite.released`, ``make all``'s
+:mod:`.downloader` runs these steps in order. ``download --released-text`` (:mod:`crepe_utils.commands.released`, ``make all``'s
 first step) runs them for the small public text files that are missing, and only says what is missing when
 it cannot fetch them (offline, a folder arranged by hand). Files on the hub may be gated: the token comes from
 ``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN`` or the file written by ``huggingface-cli login``; it is sent

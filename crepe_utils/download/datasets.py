@@ -10,7 +10,7 @@ benchmark registry gathers them into one :class:`Catalogue`, which :mod:`crepe_u
 and nothing else: adding a file means adding an entry, never a branch in the downloader.
 
 Entries marked ``released_text`` (small, public, no token) are what ``make all`` fetches when they are
-missing (:mod:`crepe_utils.suite.released`).
+missing (:mod:`crepe_utils.commands.released`).
 
 Two seams let users and tests point the table elsewhere without editing it:
 

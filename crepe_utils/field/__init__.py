@@ -4,7 +4,7 @@ Oh, Ahn, Kim, Song, Lee, Kweon and Kim, "Exploring the Spectrum of Visio-Linguis
 Recognition", CVPR 2024 Workshop on What is Next in Multimodal Foundation Models? (MMFM), arXiv 2406.09388. The
 table is ``individual_results.csv`` of the repository ytaek-oh/vl_compo at commit 43e2eae (its sha256 is
 :data:`SOURCE_SHA256`); the repository holds no evaluation code, so how each column was aggregated is established
-from the numbers (:mod:`crepe_utils.suite.field`), not assumed.
+from the numbers (:mod:`crepe_utils.across.field`), not assumed.
 
 The package carries the columns the companion uses (``reported/vl_compo.csv``: the source's values as printed, with
 its row number, architecture, tag and family): CREPE's three productivity types, SugarCrepe's seven subsets,

@@ -32,7 +32,7 @@ from .. import escaping
 from ..atomic import write_text
 from ..errors import CrepeError, error_line
 from ..paths import PROJECT_ROOT
-from ..suite.pages import notebook_pages
+from ..chapters.pages import notebook_pages
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"

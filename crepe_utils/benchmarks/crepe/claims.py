@@ -6,8 +6,8 @@
 ``r2_checks``             notebook 04: R² per ImageNet source (HN-Swap n = 8 from complete evaluated results)
 
 Each topic is built by its ``*_sections`` function as named sections of rows; the topic function
-returns them concatenated. ``make check`` (:func:`crepe_utils.suite.checks.run_all`) lists
-every section of every topic, in an order of its own (:data:`crepe_utils.suite.checks.MAKE_CHECK_ORDER`),
+returns them concatenated. ``make check`` (:func:`crepe_utils.commands.checks.run_all`) lists
+every section of every topic, in an order of its own (:data:`crepe_utils.commands.checks.MAKE_CHECK_ORDER`),
 so a claim added to a topic appears in both. The defaults are ``make check``'s: the data folder
 ``$CREPE_DATA/crepe``, no evaluated results.
 

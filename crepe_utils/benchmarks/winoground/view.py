@@ -1,5 +1,5 @@
 """Notebook 05's tables, figures and sentences: Winoground's Table 3 with exact intervals, its released metadata,
-(the models it shares with CREPE are :mod:`crepe_utils.suite.cross`'s).
+(the models it shares with CREPE are :mod:`crepe_utils.across.cross`'s).
 
 Each model's published score is k of Winoground's 400 examples, so it carries an exact (Clopper–Pearson) 95%
 interval; the human row (the share of raters' "match" answers) and the chance row do not.

@@ -13,7 +13,7 @@ import warnings
 from .. import benchmarks
 from ..analysis.reporting import claims_page_current, update_claims_page, write_table
 from ..results import store
-from . import blind_claims, field_claims
+from ..across import blind_claims, field_claims
 from ..claims.base import Check, failures, to_frame
 
 

@@ -1,6 +1,6 @@
 """Notebook 07's sentences, built from the tables it shows: every number and every direction in them is computed.
 
-Each function takes the tables of :mod:`crepe_utils.suite.blind` (and the published ones) and returns
+Each function takes the tables of :mod:`crepe_utils.across.blind` (and the published ones) and returns
 Markdown; a sentence whose direction depends on the numbers ("beats", "falls") is chosen by them, so a
 test can hand a function other numbers and read another sentence.
 """
@@ -99,7 +99,7 @@ def _delta_sentence(explains: pd.DataFrame, where: pd.Series, label: str) -> str
 
 
 def length(crepe: pd.DataFrame | None, sugarcrepe: pd.DataFrame | None) -> str:
-    """The length measure (:func:`~crepe_utils.suite.blind.length_explains`), why it, and what it shows."""
+    """The length measure (:func:`~crepe_utils.across.blind.length_explains`), why it, and what it shows."""
     present = [t.assign(benchmark=name) for name, t in (("crepe", crepe), ("sugarcrepe", sugarcrepe)) if t is not None]
     if not present:
         return ""

@@ -33,7 +33,7 @@ def _needs(claim: str, paper: str, dataset: str) -> Check:
 
 def check_rule_beats_published(recall: pd.DataFrame | None, published: pd.DataFrame | None = None,
                                rule: str = RULE) -> list[Check]:
-    """Per endpoint n: the rule's HN-Neg R@1 (``recall``: :func:`~crepe_utils.suite.blind.recall_table`)
+    """Per endpoint n: the rule's HN-Neg R@1 (``recall``: :func:`~crepe_utils.across.blind.recall_table`)
     above the best published model's (default: CREPE's productivity table)."""
     published = published if published is not None else reported.productivity()
     out = []
@@ -82,7 +82,7 @@ def check_above_chance(recall: pd.DataFrame | None) -> list[Check]:
 def check_sugarcrepe_above_chance(recall: pd.DataFrame | None, published: pd.DataFrame | None = None,
                                   scorer: str = "bigram") -> list[Check]:
     """On each REPLACE and SWAP subset of SugarCrepe, the lower end of ``scorer``'s 95% interval (``recall``:
-    :func:`~crepe_utils.suite.blind.recall_table` of the SugarCrepe run) lies above chance."""
+    :func:`~crepe_utils.across.blind.recall_table` of the SugarCrepe run) lies above chance."""
     published = published if published is not None else sugarcrepe_reported.results()
     adversaries = published[published["model"].isin(("vera", "grammar")) & published["subset"].isin(REPLACE_SWAP)]
     claim = (f"A cross-fitted bigram (blind:{scorer}) beats chance on all five REPLACE and SWAP subsets of "
@@ -104,7 +104,7 @@ def check_sugarcrepe_above_chance(recall: pd.DataFrame | None, published: pd.Dat
 
 
 def check_winoground_zero(table: pd.DataFrame | None) -> list[Check]:
-    """Every scorer of ``table`` (:func:`~crepe_utils.suite.blind.winoground_table`) scores 0 on text,
+    """Every scorer of ``table`` (:func:`~crepe_utils.across.blind.winoground_table`) scores 0 on text,
     image and group: a text-only score is the same for both images, and the strict rule counts that tie."""
     claim = "Every blind scorer scores 0 on Winoground's text, image and group scores (ties counted)"
     paper = "0 by construction"
@@ -122,7 +122,7 @@ def check_winoground_zero(table: pd.DataFrame | None) -> list[Check]:
 
 def blind_sections(data_dir=None, winoground_dir=None, runs: dict | None = None,
                    sugarcrepe_dir=None) -> dict[str, list[Check]]:
-    """``blind``: the claims, from ``runs`` (:func:`~crepe_utils.suite.blind.load_runs`' output) or computed
+    """``blind``: the claims, from ``runs`` (:func:`~crepe_utils.across.blind.load_runs`' output) or computed
     here from the CREPE folder (``$CREPE_DATA/crepe``), SugarCrepe's (``$SUGARCREPE_DATA``) and Winoground's
     (``$WINOGROUND_DATA``)."""
     if runs is None:

@@ -108,7 +108,7 @@ def _systematicity_panel(ax, rows: pd.DataFrame, scorers) -> None:
 
 def systematicity(table: pd.DataFrame, scorers=SYSTEMATICITY_SCORERS, title: str | None = None):
     """SC and UC Recall@1 with 95% intervals per training set (rows) and HN type (columns): the blind ``scorers``
-    and every evaluated model of ``table`` (:func:`crepe_utils.suite.blind.systematicity_table`; models in bold)."""
+    and every evaluated model of ``table`` (:func:`crepe_utils.across.blind.systematicity_table`; models in bold)."""
     sets = list(dict.fromkeys(table["train_data"]))
     types = [h for h in ("atom", "comp", "combined") if h in set(table["hn_type"])]
     fig, axes = plt.subplots(len(sets), len(types), figsize=(4.4 * len(types), 3.9 * len(sets)), sharey=True,
@@ -163,7 +163,7 @@ def _length_panel(ax, explains: pd.DataFrame, title: str) -> None:
 
 def length_contrast(panels: dict[str, pd.DataFrame]):
     """Per file (one panel per title): the total and the length-normalised bigram's R@1 beside the length
-    rule's and chance (each table: :func:`crepe_utils.suite.blind.length_explains` rows)."""
+    rule's and chance (each table: :func:`crepe_utils.across.blind.length_explains` rows)."""
     widths = [max(3.0, 0.42 * explains["group"].nunique()) for explains in panels.values()]
     fig, axes = plt.subplots(1, len(panels), figsize=(sum(widths) + 2.5, 4.0), sharey=True, squeeze=False,
                              gridspec_kw={"width_ratios": widths})

@@ -247,7 +247,7 @@ def _blind_claims() -> list[tuple[str, str, list[str], str]]:
 
 
 def check_blind(placement: pd.DataFrame | None, table: pd.DataFrame | None = None) -> list[Check]:
-    """The blind rows (:func:`_blind_claims`) from ``placement`` (:func:`crepe_utils.suite.field.blind_placement`;
+    """The blind rows (:func:`_blind_claims`) from ``placement`` (:func:`crepe_utils.across.field.blind_placement`;
     None: no data). CREPE's numbers are on the released complexity files pooled, not the field's ``_all`` items:
     each row also says whether its claim survives the bound on the field's items."""
     table = field.table() if table is None else table
@@ -279,7 +279,7 @@ def check_blind(placement: pd.DataFrame | None, table: pd.DataFrame | None = Non
 
 
 def blind_runs(data_dirs: dict | None = None) -> dict:
-    """The blind scorers' runs :func:`crepe_utils.suite.field.blind_counts` takes, from each benchmark's folder
+    """The blind scorers' runs :func:`crepe_utils.across.field.blind_counts` takes, from each benchmark's folder
     (``data_dirs``: folder name → data folder; others their default); a message in place of each without data."""
     dirs = data_dirs or {}
     items = valse_analysis.items(dirs.get("valse"), "valid")

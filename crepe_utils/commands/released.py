@@ -2,10 +2,10 @@
 
 ``python -m crepe_utils download --released-text`` goes through the table, dataset by dataset:
 
-* entries marked ``released_text`` (CREPE's two archives, SugarCrepe's JSONs) that are not in the
+* entries marked ``released_text`` (text data with a public release) that are not in the
   dataset's default folder (:meth:`~crepe_utils.download.datasets.Dataset.dir`) are fetched through the
   :class:`.Downloader` (pinned, checksummed, resumable, atomic), quickly: one attempt per URL;
-* gated entries (Winoground) are never fetched here, whatever the token: a line says how;
+* gated entries (a licence to accept first) are never fetched here, whatever the token: a line says how;
 * the rest (Visual Genome: 15 GB) is left to its own target.
 
 Each dataset concerned gets exactly one line: present, fetched, or missing with the command that gets

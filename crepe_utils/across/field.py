@@ -355,7 +355,7 @@ def blind_counts(runs: dict) -> pd.DataFrame:
     """Each blind scorer's k of N per column, aggregated as the field aggregates it: CREPE pooled over a type's
     released complexity files (the closest to the archive's ``_all`` files the release has), SugarCrepe per subset,
     Winoground per score (ties counted), VALSE per piece of its valid set. ``runs``: ``crepe`` and ``sugarcrepe``
-    (:class:`crepe_utils.suite.blind.BlindRun`), ``winoground`` (:func:`~crepe_utils.suite.blind.winoground_table`)
+    (:class:`crepe_utils.across.blind.BlindRun`), ``winoground`` (:func:`~crepe_utils.across.blind.winoground_table`)
     and ``valse`` (:func:`crepe_utils.benchmarks.valse.analysis.blind_table`); a missing or message entry is left
     out."""
     rows = []
