@@ -50,6 +50,23 @@ def test_every_carried_value_is_the_sources_as_printed(source_rows):
         assert {c: ours[c] for c in ours if c != "row"} == {c: theirs[c] for c in ours if c != "row"}, i
 
 
+def test_the_benchmarks_declare_every_column_of_the_table_once():
+    """Each benchmark's declared columns are columns of the carried table, together all of them but the
+    ImageNet one, in the table's order, and each benchmark's chance and counts are numbers where it declares
+    them. Would catch: a declared part the table spells otherwise, a column no benchmark declares, a chance
+    given as prose."""
+    header = field_reported.table_text()[0]
+    benchmark_columns = [c for c in header if "::" in c and c != field.IMAGENET]
+    declared = [c for d in field.declarations().values() for c in d.columns]
+    assert declared == benchmark_columns
+    assert len(benchmark_columns) == 24
+    for d in field.declarations().values():
+        for part in d.parts:
+            assert 0 < d.chance(part) < 100
+            assert isinstance(d.released(part), int) and d.released(part) > 0
+    assert field.benchmark_of("valse::plurals") == "valse"
+
+
 def test_the_float_table_is_the_text_table():
     text, values = field_reported.table_text(), field_reported.values()
     for col in list(values.columns[4:]):

@@ -21,14 +21,14 @@ import zlib
 
 import numpy as np
 
-from .. import field
+from .. import benchmarks, field
 from ..analysis import uncertainty
 from ..analysis.correlation import pearson_with_uncertainty
 from ..benchmarks.crepe import reported as crepe_reported, roster as crepe_roster
 from ..benchmarks.sugarcrepe import reported as sugarcrepe_reported
 from ..benchmarks.valse import reported as valse_reported
 from ..benchmarks.valse.data import PIECES
-from ..benchmarks.winoground import reported as winoground_reported, results as winoground_results
+from ..benchmarks.winoground import reported as winoground_reported
 from ..benchmarks.winoground import roster as winoground_roster
 from ..results import store
 from . import blind as blind_analysis
@@ -43,8 +43,6 @@ TOLERANCE = 1e-9
 SETS = ("all", "pretrained", "fine-tuned")
 #: VALSE names its model "CLIP"; the comparison takes OpenAI's ViT-B/32, the CLIP of Winoground's Table 3
 VALSE_CLIP = "openai-vit-b-32"
-#: SugarCrepe's subset whose published values count an earlier release (quantity prefix of its pinned counts)
-EARLIER = "pairs_before_546eb51"
 
 
 # ------------------------------------------------------------------ k / N
@@ -89,35 +87,18 @@ def printed_k(value: float, decimals: int, n: int) -> int | None:
 # ------------------------------------------------------------------ granularity
 
 def released_counts() -> dict[str, int]:
-    """Each column → the items of the release it is scored on, as the benchmarks pin them (CREPE: a type's nine
-    complexity files pooled; VALSE: the valid set; ImageNet: ILSVRC-2012's validation images)."""
-    crepe, sugar = crepe_reported.released_counts(), sugarcrepe_reported.released_counts()
-    wino, valse = winoground_reported.released_counts(), valse_reported.released_counts()
-    pinned = {"crepe-productivity": lambda p: crepe[f"rows:{p}"], "sugarcrepe": lambda p: sugar[f"pairs:{p}"],
-              "winoground": lambda p: wino["examples"], "valse": lambda p: valse[f"valid:{p}"]}
-    out = {c: int(pinned[b](field.part(c))) for b, cols in field.COLUMNS.items() for c in cols}
+    """Each column → the items of the release it is scored on, as its benchmark pins them (its declared
+    ``table_columns.released``; e.g. a type's nine complexity files pooled, a valid set) and ImageNet's
+    ILSVRC-2012 validation images."""
+    out = {c: int(d.released(field.part(c))) for d in field.declarations().values() for c in d.columns}
     return {**out, field.IMAGENET: field.IMAGENET_IMAGES}
 
 
 def alternatives() -> dict[str, list[tuple[str, int]]]:
-    """Each column → the other item sets it could have been scored on: (what, N). CREPE: each complexity file and
-    the archive's ``_all`` file (where its row count is pinned); SugarCrepe: the file before a pair was removed;
-    VALSE: every item (the full set)."""
-    out: dict[str, list[tuple[str, int]]] = {}
-    files, all_rows = crepe_reported.released_productivity_queries(), crepe_reported.released_all_rows()
-    for c in field.COLUMNS["crepe-productivity"]:
-        hn = field.part(c)
-        out[c] = [(f"n = {n} file", rows) for (t, n), rows in sorted(files.items()) if t == hn]
-        if hn in all_rows:
-            out[c].append((f"prod_vg_hard_negs_{hn}_all.csv", all_rows[hn]))
-    sugar = sugarcrepe_reported.released_counts()
-    for c in field.COLUMNS["sugarcrepe"]:
-        if f"{EARLIER}:{field.part(c)}" in sugar:
-            out[c] = [("before 546eb51", int(sugar[f"{EARLIER}:{field.part(c)}"]))]
-    valse = valse_reported.released_counts()
-    for c in field.COLUMNS["valse"]:
-        out[c] = [("full set", valse[f"items:{field.part(c)}"])]
-    return out
+    """Each column → the other item sets its benchmark declares it could have been scored on: (what, N) (e.g.
+    each complexity file, an archive's pooled file, an earlier release, the full set beside a valid one)."""
+    found = {c: list(d.alternatives(field.part(c))) for d in field.declarations().values() for c in d.columns}
+    return {c: alt for c, alt in found.items() if alt}
 
 
 def granularity(table: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -178,11 +159,11 @@ def sugarcrepe_agreement(table: pd.DataFrame | None = None, published: pd.DataFr
     rows_by_key = checkpoint_rows(table)
     published = sugarcrepe_reported.results() if published is None else published
     published = published[published["imagenet_model"].astype(str) != ""]
-    released, pinned = released_counts(), sugarcrepe_reported.released_counts()
+    released, others = released_counts(), alternatives()
     out = []
     for r in published.itertuples():
         column = f"sugarcrepe::{r.subset}"
-        ns = [released[column]] + [int(pinned[q]) for q in (f"{EARLIER}:{r.subset}",) if q in pinned]
+        ns = [released[column]] + [n for _, n in others.get(column, [])]
         paper_n = next((n for n in ns if printed_k(float(r.r1), int(r.decimals), n) is not None), None)
         paper_k = printed_k(float(r.r1), int(r.decimals), paper_n) if paper_n else None
         present = r.imagenet_model in rows_by_key.index
@@ -417,22 +398,24 @@ def best_blind(placement: pd.DataFrame) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ evaluated beside the table
 
-#: retrieval results' benchmark and group column → the field's column prefix
-_EVALUATED = {"productivity": ("hn_type", "crepe::"), "sugarcrepe": ("subset", "sugarcrepe::"),
-              "valse": ("piece", "valse::")}
-
-
-def _retrieval_evaluated(summaries: pd.DataFrame) -> list[dict]:
-    rows = []
-    for bench, (group, prefix) in _EVALUATED.items():
-        part = summaries[(summaries["benchmark"] == bench) & (summaries["kind"] == "evaluated")]
-        # results written before a benchmark declared its groups name the part in CREPE's hn_type
-        group = next((g for g in (group, "hn_type") if g in part and part[g].notna().any()), None)
+def _evaluated(results_dir) -> list[dict]:
+    """Each evaluated result under ``results_dir`` as k of N per column of the table: a benchmark's own reader
+    where it declares one, else its retrieval summaries pooled over its declared group."""
+    summaries, rows = store.load_results(results_dir), []
+    for name, declared in field.declarations().items():
+        if declared.evaluated is not None:
+            rows += declared.evaluated(results_dir)
+            continue
+        bench = benchmarks.get(name)
+        part = summaries[summaries["benchmark"].isin({bench.name, *bench.aliases}) & (summaries["kind"] == "evaluated")]
+        prefix = f"{declared.prefix}::"
+        # results written before a benchmark declared its groups name the part in hn_type
+        group = next((g for g in (declared.group, "hn_type") if g in part and part[g].notna().any()), None)
         if part.empty or group is None:
             continue
         part = part.assign(k=(part["r1"] * part["n_queries"] / 100).round().astype(int))
-        for (model, name), g in part.groupby(["model", group], sort=False):
-            rows.append({"checkpoint": model, "column": prefix + str(name), "evaluated_k": int(g["k"].sum()),
+        for (model, value), g in part.groupby(["model", group], sort=False):
+            rows.append({"checkpoint": model, "column": prefix + str(value), "evaluated_k": int(g["k"].sum()),
                          "evaluated_n": int(g["n_queries"].sum()), "files": len(g)})
     return rows
 
@@ -444,13 +427,10 @@ def evaluated_beside(results_dir, table: pd.DataFrame | None = None) -> pd.DataF
     VALSE's valid set; never CREPE, whose field number pools the archive's ``_all`` files)."""
     columns = ["checkpoint", "column", "evaluated", "evaluated_k", "evaluated_n", "field", "field_n", "same_items",
                "diff_items"]
-    rows = _retrieval_evaluated(store.load_results(results_dir))
-    wino = winoground_results.load_results(results_dir)
-    wino = wino[(wino["breakdown"] == "all") & (wino["kind"] == "evaluated")]
-    rows += [{"checkpoint": r.model, "column": f"winoground::{r.metric}", "evaluated_k": int(r.n_correct),
-              "evaluated_n": int(r.n_examples), "files": 1} for r in wino.itertuples()]
+    rows = _evaluated(results_dir)
     rows_by_key, released = checkpoint_rows(table), released_counts()
-    pooled = {c: smallest_denominator(rows_by_key[c].astype(float)) for c in field.COLUMNS["crepe-productivity"]}
+    pooled = {c: smallest_denominator(rows_by_key[c].astype(float))
+              for d in field.declarations().values() if d.pooled for c in d.columns}
     out = []
     for r in rows:
         if r["checkpoint"] not in rows_by_key.index or r["column"] not in rows_by_key.columns:

@@ -15,15 +15,9 @@ pd = lazy("pandas")
 
 PRETRAINED, FINE_TUNED = "#4C72B0", "#55A868"     # green: no blind scorer of these figures has it
 SET_COLORS = {"pretrained": PRETRAINED, "fine-tuned": FINE_TUNED, "all": "#555555"}
-#: chance per column, % (CREPE: one of six candidates; Winoground: its enumerated levels; the others one of two)
-CHANCE = {"crepe-productivity": 100 / 6, "sugarcrepe": 50.0, "valse": 50.0, "winoground::text": 25.0,
-          "winoground::image": 25.0, "winoground::group": 100 / 6}
-TITLES = {"crepe-productivity": "CREPE productivity (pooled over n)", "sugarcrepe": "SugarCrepe",
-          "winoground": "Winoground", "valse": "VALSE (valid set)"}
-
-
 def chance(column: str) -> float:
-    return CHANCE.get(column, CHANCE.get(field.benchmark_of(column), math.nan))
+    """Chance on ``column``, %, as its benchmark declares it."""
+    return field.declaration(column).chance(field.part(column))
 
 
 def _panel(ax, table: pd.DataFrame, column: str, corr: pd.DataFrame) -> None:
@@ -54,7 +48,7 @@ def scatter(table: pd.DataFrame, benchmark: str, corr: pd.DataFrame, ncols: int 
     for ax in axes[-1, :]:
         ax.set_xlabel("ImageNet zero-shot top-1 (%)", fontsize=8)
     axes.flat[0].legend(fontsize=7, loc="upper left")
-    fig.suptitle(f"{TITLES[benchmark]}: the field's {len(table)} checkpoints against ImageNet · {field.SHORT}",
+    fig.suptitle(f"{field.declarations()[benchmark].label}: the field's {len(table)} checkpoints against ImageNet · {field.SHORT}",
                  fontweight="bold")
     fig.tight_layout()
     return fig

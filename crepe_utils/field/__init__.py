@@ -7,9 +7,10 @@ table is ``individual_results.csv`` of the repository ytaek-oh/vl_compo at commi
 from the numbers (:mod:`crepe_utils.across.field`), not assumed.
 
 The package carries the columns the companion uses (``reported/vl_compo.csv``: the source's values as printed, with
-its row number, architecture, tag and family): CREPE's three productivity types, SugarCrepe's seven subsets,
-Winoground's three scores, VALSE's eleven pieces and ImageNet zero-shot top-1 (ELEVATER's). ``reported/
-checkpoints.csv`` maps each row that open_clip 3.3.0 builds to its key in the checkpoint table
+its row number, architecture, tag and family) and ImageNet zero-shot top-1 (ELEVATER's). Which benchmark a column
+is about, what it is scored on and its chance are the benchmark's own declaration
+(:class:`crepe_utils.protocol.benchmark.TableColumns`, a benchmark's ``table_columns``), found through the
+registry. ``reported/checkpoints.csv`` maps each row that open_clip 3.3.0 builds to its key in the checkpoint table
 (:mod:`crepe_utils.models.checkpoints`), with a flag where the row is not a plain evaluation of that checkpoint.
 :data:`ROSTER` is those keys: ``evaluate-paper --models field`` evaluates them on :data:`BENCHMARKS`.
 
@@ -18,7 +19,10 @@ family column would also count ALIP, which is pretrained from scratch.
 """
 from __future__ import annotations
 
+import functools
+
 from . import reported
+from .. import benchmarks
 from ..lazy import lazy
 
 pd = lazy("pandas")
@@ -32,23 +36,25 @@ SOURCE_SHA256 = "732af73af35f7e0b10c7cd58709b54504f95d2778b74193f8be58d13bafc5da
 #: what a caption or table names it by
 SHORT = "vl_compo (Oh et al. 2024)"
 
-#: the benchmarks the table covers that the companion scores → the table's columns of each, in the table's order.
-#: The CREPE columns pool its productivity complexities (one item set per type: the archive's ``_all`` files)
-COLUMNS: dict[str, tuple[str, ...]] = {
-    "crepe-productivity": ("crepe::atom", "crepe::swap", "crepe::negate"),
-    "sugarcrepe": tuple(f"sugarcrepe::{s}" for s in ("replace_obj", "replace_att", "replace_rel", "swap_obj",
-                                                      "swap_att", "add_obj", "add_att")),
-    "winoground": ("winoground::text", "winoground::image", "winoground::group"),
-    "valse": tuple(f"valse::{p}" for p in ("existence", "plurals", "counting-hard", "counting-small-quant",
-                                            "counting-adversarial", "relations", "action-replacement", "actant-swap",
-                                            "coreference-standard", "coreference-hard", "foil-it")),
-}
-BENCHMARKS = tuple(COLUMNS)
 #: ImageNet zero-shot top-1 (%), on ILSVRC-2012's validation images
 IMAGENET = "elevator::imagenet-1k"
 IMAGENET_IMAGES = 50_000
 #: a tag with this ending is a hard-negative fine-tune of a pretrained CLIP
 FINE_TUNED_SUFFIX = "-ft"
+
+
+@functools.cache
+def declarations() -> dict:
+    """The benchmarks the table covers → their declared columns (:class:`~crepe_utils.protocol.benchmark.TableColumns`),
+    in the order of the table's own columns."""
+    header = reported.header()
+    declared = {b.name: b.table_columns for b in benchmarks.BENCHMARKS.values() if b.table_columns}
+    return dict(sorted(declared.items(), key=lambda kv: header.index(kv[1].columns[0])))
+
+
+def declaration(column: str):
+    """The declared columns (:class:`~crepe_utils.protocol.benchmark.TableColumns`) that ``column`` is one of."""
+    return declarations()[benchmark_of(column)]
 
 
 def part(column: str) -> str:
@@ -58,7 +64,7 @@ def part(column: str) -> str:
 
 def benchmark_of(column: str) -> str:
     """The benchmark a column is about (a key of :data:`COLUMNS`)."""
-    return next(b for b, cols in COLUMNS.items() if column in cols)
+    return next(b for b, declared in declarations().items() if column in declared.columns)
 
 
 def table() -> pd.DataFrame:
@@ -73,10 +79,17 @@ def table() -> pd.DataFrame:
 
 
 def __getattr__(name: str):
-    """``ROSTER``: the checkpoint-table keys of the rows open_clip builds, in row order, each once; read from the
-    carried table when first asked for (the command line's help, which imports this, never asks)."""
-    if name != "ROSTER":
+    """Read when first asked for (the command line's help, which imports this, never asks):
+
+    ``COLUMNS``: each benchmark the table covers → its columns, in the table's order; ``BENCHMARKS``: those
+    benchmarks; ``ROSTER``: the checkpoint-table keys of the rows open_clip builds, in row order, each once."""
+    if name == "COLUMNS":
+        value = {b: d.columns for b, d in declarations().items()}
+    elif name == "BENCHMARKS":
+        value = tuple(declarations())
+    elif name == "ROSTER":
+        value = tuple(dict.fromkeys(k for k in reported.checkpoints()["checkpoint"] if k))
+    else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    roster = tuple(dict.fromkeys(k for k in reported.checkpoints()["checkpoint"] if k))
-    globals()["ROSTER"] = roster
-    return roster
+    globals()[name] = value
+    return value

@@ -196,6 +196,32 @@ READER_SETTINGS = ("limit", "on_bad_row", "empty_negatives")
 
 
 @dataclass(frozen=True)
+class TableColumns:
+    """How a benchmark appears in a published table about several benchmarks (vl_compo's field of 202
+    checkpoints): one column ``<prefix>::<part>`` per part, each a value of the results' field ``group``; what
+    each part is scored on in the release; chance; and the other item sets a column's N could be.
+
+    The cross-benchmark analyses (:mod:`crepe_utils.across`) read these instead of knowing any benchmark."""
+
+    prefix: str                                    #: the table's name for the benchmark (``crepe`` in ``crepe::swap``)
+    parts: tuple[str, ...]                         #: in the table's order
+    group: str                                     #: the results' field whose values are the parts
+    label: str                                     #: a figure panel's title
+    released: Callable[[str], int]                 #: part → items of the release it is scored on (pinned counts)
+    chance: Callable[[str], float]                 #: part → chance, %
+    #: part → the other item sets it could have been scored on, as (what, N)
+    alternatives: Callable[[str], list] = lambda part: []
+    #: results root → its evaluated rows (checkpoint, column, evaluated_k, evaluated_n, files) for a benchmark whose
+    #: results are not retrieval summaries; None: pooled from the retrieval summaries over ``group``
+    evaluated: Callable | None = None
+    pooled: bool = False                           #: the table pools several released files into one column
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(f"{self.prefix}::{p}" for p in self.parts)
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """One benchmark, declared."""
 
@@ -218,6 +244,8 @@ class Benchmark:
     """The selection completed for one model (e.g. a split chosen by the model's training set)."""
     agree: Callable[[Selection], str | None] = lambda selection: None
     """Why a selection's values contradict each other (checked after each value), or None."""
+    table_columns: TableColumns | None = None
+    """Its columns in the published table of the field (vl_compo), or None when the table has none."""
 
     def read(self, sources: Sources, selection: Selection, settings) -> Loaded:
         """Its queries for ``selection`` (checked by :meth:`selection`), with its grouping fields."""

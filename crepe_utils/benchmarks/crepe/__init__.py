@@ -20,9 +20,9 @@ from collections import Counter
 from ...digests import sha256_file
 from ...errors import DataError
 from ...imagesets.visual_genome import VISUAL_GENOME, ImageIndex
-from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources, limited
+from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources, TableColumns, limited
 from ...protocol.retrieval import RETRIEVAL
-from . import queries as Q, roster
+from . import queries as Q, reported, roster
 from .datasets import CREPE_CSVS
 
 CITATION = "Ma et al., CREPE: Can Vision-Language Foundation Models Reason Compositionally? CVPR 2023"
@@ -123,6 +123,23 @@ SYSTEMATICITY = Benchmark(
     roster=roster.SYSTEMATICITY_MODELS, honours=frozenset({"limit", "on_bad_row", "empty_negatives"}),
     notebooks=("02_systematicity",))
 
+def _alternatives(hn_type: str) -> list[tuple[str, int]]:
+    """The item sets a pooled productivity column could count: each complexity file, and the archive's ``_all``
+    file where its row count is pinned."""
+    files, all_rows = reported.released_productivity_queries(), reported.released_all_rows()
+    out = [(f"n = {n} file", rows) for (t, n), rows in sorted(files.items()) if t == hn_type]
+    return out + ([(f"prod_vg_hard_negs_{hn_type}_all.csv", all_rows[hn_type])] if hn_type in all_rows else [])
+
+
+def _released_rows(hn_type: str) -> int:
+    return int(reported.released_counts()[f"rows:{hn_type}"])
+
+
+#: vl_compo's table pools a type's complexities (one item set per type: the archive's ``_all`` files)
+PRODUCTIVITY_COLUMNS = TableColumns(prefix="crepe", parts=("atom", "swap", "negate"), group="hn_type",
+                                    label="CREPE productivity (pooled over n)", released=_released_rows,
+                                    chance=lambda part: 100 / 6, alternatives=_alternatives, pooled=True)
+
 PRODUCTIVITY = Benchmark(
     name="crepe-productivity", aliases=("productivity",), title="CREPE productivity (complexity n = 4 to 12)",
     citation=f"{CITATION}, §3.3, §4.2, Fig. 5, app. B", licence=LICENCE, datasets=(CREPE_CSVS, VISUAL_GENOME),
@@ -132,7 +149,7 @@ PRODUCTIVITY = Benchmark(
              Option("complexities", "complexity n", Q.COMPLEXITIES, type=int, many=True),
              Option("all_negatives", "the 16-candidate all-negatives sets of app. B.3", type=bool, default=True)),
     load=load_productivity, agree=_productivity_agrees, folder=lambda s: "productivity",
-    roster=roster.PRODUCTIVITY_MODELS,
+    roster=roster.PRODUCTIVITY_MODELS, table_columns=PRODUCTIVITY_COLUMNS,
     honours=frozenset({"limit", "on_bad_row"}), notebooks=("01_benchmark_totals", "03_productivity",
                                                            "04_imagenet_correlation"))
 

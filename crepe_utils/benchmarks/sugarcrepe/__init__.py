@@ -17,9 +17,9 @@ import functools
 
 from ...digests import sha256_file
 from ...imagesets.coco import COCO, CocoImages
-from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, Sources, limited
+from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, Sources, TableColumns, limited
 from ...protocol.retrieval import RETRIEVAL
-from . import roster
+from . import reported, roster
 from .data import SUBSETS, load_pairs
 from .datasets import SUGARCREPE_JSONS
 
@@ -37,6 +37,21 @@ def load(sources: Sources, selection: Selection, settings) -> Loaded:
                   functools.cache(lambda: CocoImages(sources.image_dir)), data, sets=tuple((s,) for s in chosen))
 
 
+#: the subset whose published values count an earlier release (the quantity prefix of its pinned counts)
+EARLIER = "pairs_before_546eb51"
+
+
+def _pinned(quantity: str, subset: str) -> int | None:
+    value = reported.released_counts().get(f"{quantity}:{subset}")
+    return None if value is None else int(value)
+
+
+TABLE_COLUMNS = TableColumns(
+    prefix="sugarcrepe", parts=("replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att", "add_obj",
+                                "add_att"),
+    group="subset", label="SugarCrepe", released=lambda subset: _pinned("pairs", subset), chance=lambda part: 50.0,
+    alternatives=lambda subset: [("before 546eb51", n)] if (n := _pinned(EARLIER, subset)) is not None else [])
+
 SUGARCREPE = Benchmark(
     name="sugarcrepe", title="SugarCrepe (COCO images, one fluent hard negative per caption)",
     citation="Hsieh et al., SugarCrepe: Fixing Hackable Benchmarks for Vision-Language Compositionality, "
@@ -45,6 +60,7 @@ SUGARCREPE = Benchmark(
     datasets=(SUGARCREPE_JSONS, COCO), rule=RETRIEVAL, chance="1/2: one positive, one negative", groups=GROUPS,
     options=(Option("subsets", "SugarCrepe's subsets", SUBSETS, many=True),),
     load=load, folder=lambda s: "sugarcrepe", roster=tuple(roster.keys()), honours=frozenset({"limit"}),
+    table_columns=TABLE_COLUMNS,
     notebooks=("08_sugarcrepe",))
 
 #: the paper's short name (captions, ``make check``)

@@ -17,7 +17,7 @@ from ... import paths
 from . import reported
 from .analysis import correlation_inputs
 from ...errors import DataError, error_line
-from . import SUBSETS, load_pairs
+from . import EARLIER, SUBSETS, load_pairs
 from ...claims.base import FAIL, NEEDS, PAPER, PART, PASS, Check, Topic
 from .datasets import SUGARCREPE_JSONS
 from ...lazy import lazy
@@ -25,8 +25,6 @@ from ...lazy import lazy
 pd = lazy("pandas")
 
 GROUP = "sugarcrepe"
-#: pinned count of a subset before a later release changed it: quantity prefix in released_counts.csv
-EARLIER = "pairs_before_546eb51"
 
 
 def _listed(items: list[str], limit: int = 5) -> str:

@@ -23,8 +23,9 @@ from ...imagesets.coco import COCO, COCO2014, Coco2014Images, CocoImages
 from ...imagesets.swig import SWIG, SwigImages
 from ...imagesets.visdial import VISDIAL, VisdialImages
 from ...imagesets.visual7w import VISUAL7W, Visual7wImages
-from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, Sources, limited
+from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, Sources, TableColumns, limited
 from ...protocol.retrieval import RETRIEVAL
+from . import reported
 from .data import PIECE_NAMES, SUBSETS, load_items
 from .datasets import VALSE_JSONS
 
@@ -49,6 +50,15 @@ def load(sources: Sources, selection: Selection, settings) -> Loaded:
                   sets=tuple((p,) for p in PIECE_NAMES if p in (selection.pieces or PIECE_NAMES)))
 
 
+def _pinned(quantity: str, piece: str) -> int:
+    return int(reported.released_counts()[f"{quantity}:{piece}"])
+
+
+#: vl_compo's table scores the valid set of each piece; the full set is the other count it could be
+TABLE_COLUMNS = TableColumns(prefix="valse", parts=PIECE_NAMES, group="piece", label="VALSE (valid set)",
+                             released=lambda piece: _pinned("valid", piece), chance=lambda part: 50.0,
+                             alternatives=lambda piece: [("full set", _pinned("items", piece))])
+
 VALSE = Benchmark(
     name="valse", title="VALSE (caption against foil, eleven linguistic pieces)",
     citation="Parcalabescu et al., VALSE: A Task-Independent Benchmark for Vision and Language Models Centered on "
@@ -61,7 +71,7 @@ VALSE = Benchmark(
              Option("subset", "valid (the authors' validated set, default) or full (every item)", SUBSETS,
                     default="valid")),
     load=load, folder=lambda s: "valse" if s.subset == "valid" else f"valse-{s.subset}",
-    honours=frozenset({"limit"}), notebooks=("09_valse",))
+    honours=frozenset({"limit"}), notebooks=("09_valse",), table_columns=TABLE_COLUMNS)
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "VALSE"

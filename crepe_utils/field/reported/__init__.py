@@ -9,6 +9,8 @@ inferred.
 """
 from __future__ import annotations
 
+from importlib import resources
+
 from ...packaged import rows, table
 from ...lazy import lazy
 
@@ -32,6 +34,12 @@ def values() -> pd.DataFrame:
     for c in df.columns[4:]:
         df[c] = df[c].astype(float)
     return df
+
+
+def header() -> list[str]:
+    """The carried table's column names, in its order."""
+    with resources.files(_PACKAGE).joinpath("vl_compo.csv").open(encoding="utf-8") as f:
+        return f.readline().rstrip("\r\n").split(",")
 
 
 def table_text() -> list[dict[str, str]]:
