@@ -230,8 +230,8 @@ def test_the_granularity_search_finds_the_table_n_and_rejects_the_released():
 
 
 def test_a_mean_over_files_would_not_sit_on_one_lattice():
-    from crepe_utils.across import field as F
-    power = F.lattice_power().set_index("column")
+    from crepe_utils.benchmarks.crepe import field_table as crepe_field
+    power = crepe_field.lattice_power(field.table()).set_index("column")
     assert power["averaged_common_n"].isna().all()
     assert (power["pooled_common_n"] == power["released_sum"]).all()
 

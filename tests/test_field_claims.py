@@ -7,6 +7,8 @@ scale that passes a number outside the field's interval, a blind claim that pass
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +18,10 @@ from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
 from crepe_utils.commands import checks
 from crepe_utils.across import field as F
 from crepe_utils.across import field_claims as C
+from crepe_utils.benchmarks.crepe import field_table as crepe_field
+from crepe_utils.benchmarks.sugarcrepe import field_table as sugarcrepe_field
+from crepe_utils.benchmarks.valse import field_table as valse_field
+from crepe_utils.benchmarks.winoground import field_table as winoground_field
 
 
 @pytest.fixture(scope="module")
@@ -48,59 +54,61 @@ def test_granularity_passes_released_counts_reports_crepe_and_fails_values_off_e
 
 
 def test_the_all_files_row_holds_only_for_the_pinned_count(gran):
-    rows = C.check_all_files(gran)
+    check = crepe_field.granularity_checks
+    rows = check(gran)
     assert [r.status for r in rows] == [NEEDS, PASS, NEEDS] and "established" in rows[1].detail
-    assert [r.status for r in C.check_all_files(gran, {"swap": 7404})] == [NEEDS, FAIL, NEEDS]
-    assert C.check_all_files(gran, {"swap": 7405, "atom": 17698})[0].status == PASS
+    assert [r.status for r in check(gran, all_rows={"swap": 7404})] == [NEEDS, FAIL, NEEDS]
+    assert check(gran, all_rows={"swap": 7405, "atom": 17698})[0].status == PASS
     lost = gran.copy()
     lost.loc[lost["column"] == "crepe::negate", ["common_n", "fits_common"]] = [None, 0]
-    assert C.check_all_files(lost)[2].status == FAIL
+    assert check(lost)[2].status == FAIL
 
 
 def test_sugarcrepe_agreement_within_two_items_explained_apart_and_fails_off_lattice(table):
-    agree = F.sugarcrepe_agreement(table)
-    rows = C.check_sugarcrepe_agreement(agree, table=table)
+    view = F.view(table, "sugarcrepe")
+    agree = sugarcrepe_field.agreement(view)
+    rows = sugarcrepe_field.agreement_checks(agree, view)
     assert [r.status for r in rows] == [PASS, PAPER, PAPER]
     assert rows[0].ours.startswith("12 of 12 checkpoints") and "+24" in rows[1].ours
     wrong = agree.copy()
     wrong.loc[(wrong["checkpoint"] == "openai-rn50") & (wrong["subset"] == "add_att"), "diff_items"] = 3
-    first = C.check_sugarcrepe_agreement(wrong, table=table)[0]
+    first = sugarcrepe_field.agreement_checks(wrong, view)[0]
     assert first.status == PAPER and "unexplained: OpenAI RN50 (up to 3 items)" in first.detail
-    no_reason = C.check_sugarcrepe_agreement(agree, explanations=pd.DataFrame(
-        columns=["benchmark", "checkpoint", "evidence", "explanation"]), table=table)
+    no_reason = sugarcrepe_field.agreement_checks(agree, dataclasses.replace(view, explanations=pd.DataFrame(
+        columns=["benchmark", "checkpoint", "evidence", "explanation"])))
     assert len(no_reason) == 1 and no_reason[0].status == PAPER and "DataComp small" in no_reason[0].detail
     broken = agree.copy()
     broken.loc[broken.index[0], "field_k"] = None                      # a carried value that is not k/N
-    assert C.check_sugarcrepe_agreement(broken, table=table)[0].status == FAIL
+    assert sugarcrepe_field.agreement_checks(broken, view)[0].status == FAIL
 
 
 def test_winoground_agreement_reports_three_examples_and_fails_off_lattice(table):
-    agree = F.winoground_agreement(table)
-    (row,) = C.check_winoground_agreement(agree)
+    agree = winoground_field.agreement(F.view(table))
+    (row,) = winoground_field.agreement_checks(agree)
     assert row.status == PAPER and "+2, +2, +3 examples" in row.ours
     same = agree.assign(field_k=agree["paper_k"], diff_examples=0)
-    assert C.check_winoground_agreement(same)[0].status == PASS
-    assert C.check_winoground_agreement(agree.assign(field_k=None))[0].status == FAIL
+    assert winoground_field.agreement_checks(same)[0].status == PASS
+    assert winoground_field.agreement_checks(agree.assign(field_k=None))[0].status == FAIL
 
 
 def test_crepe_agreement_needs_every_cell_within_its_bounds(table):
-    agree = F.crepe_agreement(table)
-    (row,) = C.check_crepe_agreement(agree)
+    agree = crepe_field.agreement(F.view(table))
+    (row,) = crepe_field.agreement_checks(agree)
     assert row.status == PASS and row.ours == "36 of 36 cells" and "swap: between n = 4 and 12 for 5 of 12" in row.detail
     wrong = agree.assign(feasible=agree["feasible"].astype(object))
     wrong.loc[wrong.index[3], "feasible"] = False
-    assert C.check_crepe_agreement(wrong)[0].status == PAPER
+    assert crepe_field.agreement_checks(wrong)[0].status == PAPER
     wrong.loc[wrong.index[3], "feasible"] = None
-    assert C.check_crepe_agreement(wrong)[0].status == FAIL
+    assert crepe_field.agreement_checks(wrong)[0].status == FAIL
 
 
 def test_valse_average_passes_within_the_printed_rounding_only(table):
-    average = F.valse_average(table)
-    (row,) = C.check_valse_average(average)
+    average = valse_field.agreement(F.view(table))
+    (row,) = valse_field.agreement_checks(average)
     assert row.status == PAPER and row.ours == "65.82" and "+1.82 points" in row.detail
-    assert C.check_valse_average({**average, "pieces_mean": 64.04})[0].status == PASS
-    assert C.check_valse_average({**average, "pieces_mean": 64.06})[0].status == PAPER
-    assert C.check_valse_average({**average, "pieces_mean": float("nan")})[0].status == FAIL
+    assert valse_field.agreement_checks({**average, "pieces_mean": 64.04})[0].status == PASS
+    assert valse_field.agreement_checks({**average, "pieces_mean": 64.06})[0].status == PAPER
+    assert valse_field.agreement_checks({**average, "pieces_mean": float("nan")})[0].status == FAIL
 
 
 def test_a_claim_at_scale_holds_only_inside_the_fields_interval(table):

@@ -2,18 +2,15 @@
 published tables, their papers' ImageNet claims, and the blind scorers.
 
 ``granularity``           per column: the N of which all 202 values are k/N, against the released count
-``lattice_power``          what the same test gives on simulated tables, averaged over files or pooled
-``sugarcrepe_agreement``   SugarCrepe's own results table against the field's rows of the same checkpoints, in items
-``winoground_agreement``   Winoground's Table 3 CLIP row against the field's, in examples
-``crepe_agreement``        CREPE's n = 4 and n = 12 values against the field's pooled ones (weak: other items)
-``valse_average``          VALSE's CLIP average against the field's pieces averaged three ways
+``view``                   what a benchmark's own comparison with the table is given
+``agreements``             each benchmark's own published numbers against the table (its ``field_table`` module)
 ``correlations``           r and R² of every column against ImageNet, per set of checkpoints, bootstrap intervals
 ``paper_correlations``     the papers' own r and R² against ImageNet beside the field's, at their scale and at 194
 ``blind_placement``        each blind scorer's number on a column, placed among the 202 values
 
-A value is k/N when some integer 0 ≤ k ≤ N has |100·k/N − value| ≤ 1e-9: the table prints full float precision,
-so a value that is not such a proportion passes for one N by chance with probability about 2e-9·N/100, and "all
-202 values fit N" is decisive. Intervals of a blind scorer's k of N are exact binomial (Clopper–Pearson) 95%.
+A value is k/N as :mod:`crepe_utils.analysis.proportions` decides it. What is one benchmark's own (its columns,
+counts and chance; its publications against the table) it declares in its folder and is asked here through the
+registry. Intervals of a blind scorer's k of N are exact binomial (Clopper–Pearson) 95%.
 """
 from __future__ import annotations
 
@@ -23,13 +20,11 @@ import numpy as np
 
 from .. import benchmarks, field
 from ..analysis import uncertainty
+from ..analysis.proportions import (N_MAX, TOLERANCE, common_denominators, counts, fits,  # noqa: F401
+                                   printed_k, smallest_denominator)
 from ..analysis.correlation import pearson_with_uncertainty
-from ..benchmarks.crepe import reported as crepe_reported, roster as crepe_roster
-from ..benchmarks.sugarcrepe import reported as sugarcrepe_reported
-from ..benchmarks.valse import reported as valse_reported
-from ..benchmarks.valse.data import PIECES
-from ..benchmarks.winoground import reported as winoground_reported
-from ..benchmarks.winoground import roster as winoground_roster
+from ..field import reported as field_reported
+from ..protocol.benchmark import FieldView
 from ..results import store
 from . import blind as blind_analysis
 from ..lazy import lazy
@@ -37,51 +32,8 @@ from ..lazy import lazy
 pd = lazy("pandas")
 stats = lazy("scipy.stats")
 
-N_MAX = 60_000
-TOLERANCE = 1e-9
 #: the sets of checkpoints correlations are computed over: name → which rows
 SETS = ("all", "pretrained", "fine-tuned")
-#: VALSE names its model "CLIP"; the comparison takes OpenAI's ViT-B/32, the CLIP of Winoground's Table 3
-VALSE_CLIP = "openai-vit-b-32"
-
-
-# ------------------------------------------------------------------ k / N
-
-def fits(values, n: int) -> np.ndarray:
-    """Per value: whether it is 100·k/n for an integer 0 ≤ k ≤ n (to :data:`TOLERANCE`)."""
-    v = np.asarray(values, dtype=float)
-    k = np.round(v * n / 100.0)
-    return (np.abs(100.0 * k / n - v) <= TOLERANCE) & (k >= 0) & (k <= n)
-
-
-def common_denominators(values, n_max: int = N_MAX) -> np.ndarray:
-    """Every N ≤ ``n_max`` of which all ``values`` are k/N (multiples of the smallest fit too), ascending."""
-    ns = np.arange(1, n_max + 1, dtype=float)
-    ok = np.ones(n_max, dtype=bool)
-    for v in np.asarray(values, dtype=float):
-        k = np.round(v * ns / 100.0)
-        ok &= np.abs(100.0 * k / ns - v) <= TOLERANCE
-        if not ok.any():
-            break
-    return np.flatnonzero(ok) + 1
-
-
-def smallest_denominator(values, n_max: int = N_MAX) -> int | None:
-    """The smallest N of which all ``values`` are k/N, or None below ``n_max``."""
-    found = common_denominators(values, n_max)
-    return int(found[0]) if len(found) else None
-
-
-def counts(values, n: int) -> np.ndarray:
-    """The k of each value at N = ``n`` (the nearest integer; check :func:`fits` first)."""
-    return np.round(np.asarray(values, dtype=float) * n / 100.0).astype(int)
-
-
-def printed_k(value: float, decimals: int, n: int) -> int | None:
-    """The one k whose 100·k/n prints as ``value`` with ``decimals`` decimals, or None (none, or several)."""
-    ks = [k for k in range(max(0, round(value * n / 100) - 2), min(n, round(value * n / 100) + 2) + 1)
-          if abs(100.0 * k / n - value) <= 0.5 * 10.0 ** -decimals + 1e-9]
-    return ks[0] if len(ks) == 1 else None
 
 
 # ------------------------------------------------------------------ granularity
@@ -124,24 +76,6 @@ def granularity(table: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def lattice_power(table: pd.DataFrame | None = None, seed: int = 0) -> pd.DataFrame:
-    """Per CREPE type: the granularity test on two simulated tables of 202 rows at the field's own rates, drawn on
-    the released complexity files: the mean over the nine files of k_i/N_i (what "averaged over complexities"
-    would print), and Σk_i/ΣN_i (pooled). The pooled table recovers ΣN; the averaged one fits no N ≤ N_MAX."""
-    table = field.table() if table is None else table
-    files = crepe_reported.released_productivity_queries()
-    rng = np.random.default_rng(seed)
-    rows = []
-    for c in field.COLUMNS["crepe-productivity"]:
-        ns = np.array([rows_ for (t, _), rows_ in sorted(files.items()) if t == field.part(c)])
-        p = np.clip(table[c].to_numpy(float) / 100, 0.01, 0.99)
-        k = rng.binomial(ns[None, :], p[:, None])
-        rows.append({"column": c, "released_sum": int(ns.sum()),
-                     "averaged_common_n": smallest_denominator(100 * (k / ns).mean(axis=1)),
-                     "pooled_common_n": smallest_denominator(100 * k.sum(axis=1) / ns.sum())})
-    return pd.DataFrame(rows)
-
-
 # ------------------------------------------------------------------ agreement with the benchmarks' own tables
 
 def checkpoint_rows(table: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -152,113 +86,31 @@ def checkpoint_rows(table: pd.DataFrame | None = None) -> pd.DataFrame:
     return own.drop_duplicates("checkpoint").set_index("checkpoint")
 
 
-def sugarcrepe_agreement(table: pd.DataFrame | None = None, published: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per checkpoint of SugarCrepe's results table × subset: its published R@1 as k of the N it was computed on
-    (the released count, or the earlier one it fits), the field's k of the released N, and the difference in items
-    (field − published; NaN where the field lacks the checkpoint)."""
-    rows_by_key = checkpoint_rows(table)
-    published = sugarcrepe_reported.results() if published is None else published
-    published = published[published["imagenet_model"].astype(str) != ""]
-    released, others = released_counts(), alternatives()
-    out = []
-    for r in published.itertuples():
-        column = f"sugarcrepe::{r.subset}"
-        ns = [released[column]] + [n for _, n in others.get(column, [])]
-        paper_n = next((n for n in ns if printed_k(float(r.r1), int(r.decimals), n) is not None), None)
-        paper_k = printed_k(float(r.r1), int(r.decimals), paper_n) if paper_n else None
-        present = r.imagenet_model in rows_by_key.index
-        value = float(rows_by_key.loc[r.imagenet_model, column]) if present else np.nan
-        n = released[column]
-        k = int(counts([value], n)[0]) if present and fits([value], n)[0] else None
-        out.append({"checkpoint": r.imagenet_model, "name": f"{r.group} {r.model}", "subset": r.subset,
-                    "paper_r1": float(r.r1), "paper_n": paper_n, "paper_k": paper_k, "in_field": present,
-                    "field_r1": value, "field_n": n, "field_k": k,
-                    "diff_items": k - paper_k if k is not None and paper_k is not None else np.nan})
-    return pd.DataFrame(out)
-
-
-def winoground_agreement(table: pd.DataFrame | None = None, table3: pd.DataFrame | None = None,
-                         name: str = "CLIP (ViT-B/32)") -> pd.DataFrame:
-    """Table 3's ``name`` row against the field's row of the same checkpoint: per score, both as k of the 400
-    examples and the difference in examples."""
-    rows_by_key = checkpoint_rows(table)
-    table3 = winoground_reported.table3() if table3 is None else table3
-    key = winoground_roster.TABLE3_CHECKPOINTS[name]
-    paper = table3.set_index("model").loc[name]
-    n = int(winoground_reported.released_counts()["examples"])
-    out = []
-    for column in field.COLUMNS["winoground"]:
-        metric = field.part(column)
-        value = float(rows_by_key.loc[key, column]) if key in rows_by_key.index else np.nan
-        k_paper = printed_k(float(paper[metric]), 2, n)
-        k = int(counts([value], n)[0]) if fits([value], n)[0] else None
-        out.append({"checkpoint": key, "metric": metric, "paper": float(paper[metric]), "paper_k": k_paper,
-                    "field": value, "field_k": k, "n": n,
-                    "diff_examples": k - k_paper if k is not None and k_paper is not None else np.nan})
-    return pd.DataFrame(out)
-
-
-def crepe_agreement(table: pd.DataFrame | None = None, published: pd.DataFrame | None = None,
-                    table_n: dict[str, int] | None = None) -> pd.DataFrame:
-    """Per checkpoint in both CREPE's productivity table and the field × HN type: the paper's R@1 at n = 4 and 12
-    (with k of those files), the field's pooled value (k of its N: ``table_n``, default its smallest common N),
-    whether it lies between the two, and whether k_4 + k_12 ≤ k ≤ k_4 + k_12 + (N − N_4 − N_12): what holds if the
-    field's items contain the released n = 4 and n = 12 files."""
+def view(table: pd.DataFrame | None = None, benchmark: str | None = None) -> FieldView:
+    """What a benchmark's own comparison with the table is given (:class:`~crepe_utils.protocol.benchmark.FieldView`):
+    the table, its checkpoints' own rows, the released and alternative counts, and ``benchmark``'s recorded
+    explanations of differences (every benchmark's when None)."""
     table = field.table() if table is None else table
-    rows_by_key = checkpoint_rows(table)
-    published = crepe_reported.productivity() if published is None else published
-    files = crepe_reported.released_productivity_queries()
-    columns = field.COLUMNS["crepe-productivity"]
-    table_n = table_n or {c: smallest_denominator(table[c]) for c in columns}
-    out = []
-    for key in [k for k in crepe_roster.model_order() if k in rows_by_key.index]:
-        for c in columns:
-            hn = field.part(c)
-            pub = published[(published["model"] == key) & (published["hn_type"] == hn)].set_index("complexity")["r1"]
-            n4, n12, n = files[(hn, 4)], files[(hn, 12)], table_n[c]
-            k4, k12 = printed_k(float(pub[4]), 2, n4), printed_k(float(pub[12]), 2, n12)
-            value = float(rows_by_key.loc[key, c])
-            k = int(counts([value], n)[0]) if n and fits([value], n)[0] else None
-            out.append({"checkpoint": key, "hn_type": hn, "paper_n4": float(pub[4]), "paper_n12": float(pub[12]),
-                        "k4": k4, "k12": k12, "field": value, "field_k": k, "field_n": n,
-                        "between": min(pub[4], pub[12]) <= value <= max(pub[4], pub[12]),
-                        "feasible": None if None in (k, k4, k12) else k4 + k12 <= k <= k4 + k12 + n - n4 - n12})
-    return pd.DataFrame(out)
+    explanations = field_reported.explanations()
+    if benchmark is not None:
+        explanations = explanations[explanations["benchmark"] == benchmark]
+    return FieldView(table=table, rows=checkpoint_rows(table), released=released_counts(),
+                     alternatives=alternatives(), explanations=explanations, imagenet=field.IMAGENET)
 
 
-def crepe_rank_agreement(agreement: pd.DataFrame) -> pd.DataFrame:
-    """Per HN type: Spearman's ρ over the shared checkpoints, field's pooled value against the paper's n = 4 and
-    against its n = 12 (descriptive: other items, other aggregation)."""
-    rows = []
-    for hn, g in agreement.groupby("hn_type", sort=False):
-        rows.append({"hn_type": hn, "checkpoints": len(g), "between": int(g["between"].sum()),
-                     "feasible": int(g["feasible"].fillna(False).sum()),
-                     "spearman_n4": float(stats.spearmanr(g["field"], g["paper_n4"]).statistic),
-                     "spearman_n12": float(stats.spearmanr(g["field"], g["paper_n12"]).statistic)})
-    return pd.DataFrame(rows)
+def own_comparisons() -> dict:
+    """Each benchmark the table covers that compares its own publications with it → its ``field_table`` module
+    (``agreement``, ``agreement_checks``; optionally ``granularity_checks`` and ``paper_claims``), in the table's
+    order."""
+    found = {name: benchmarks.part(benchmarks.FOLDER_OF[name], "field_table") for name in field.declarations()}
+    return {name: module for name, module in found.items() if module is not None}
 
 
-def valse_average(table: pd.DataFrame | None = None, published: pd.DataFrame | None = None,
-                  key: str = VALSE_CLIP) -> dict:
-    """VALSE's published CLIP average pairwise accuracy beside the field's row ``key`` averaged three ways: the
-    unweighted mean of the eleven pieces, the mean of the seven phenomena (each its pieces' mean: what vl_compo's
-    own results.csv prints), and Σk/ΣN pooled over the valid items; and the range of the pieces' mean over the
-    field's other OpenAI CLIP rows."""
-    rows_by_key = checkpoint_rows(table)
-    published = valse_reported.results() if published is None else published
-    paper = published[(published["model"] == "CLIP") & (published["metric"] == "acc_r")]["value"]
-    columns, released = list(field.COLUMNS["valse"]), released_counts()
-    values = rows_by_key.loc[key, columns].astype(float) if key in rows_by_key.index else pd.Series(dtype=float)
-    phenomena = pd.Series([p.phenomenon for p in PIECES], index=[f"valse::{p.name}" for p in PIECES])
-    openai = [k for k in rows_by_key.index if rows_by_key.loc[k, "pretrained"] == "openai"]
-    means = rows_by_key.loc[openai, columns].astype(float).mean(axis=1)
-    ks = sum(int(counts([values[c]], released[c])[0]) for c in columns) if len(values) else 0
-    return {"checkpoint": key, "paper": float(paper.iloc[0]) if len(paper) else np.nan, "paper_decimals": 1,
-            "pieces_mean": float(values.mean()) if len(values) else np.nan,
-            "phenomena_mean": float(values.groupby(phenomena.reindex(values.index)).mean().mean())
-            if len(values) else np.nan,
-            "pooled": 100 * ks / sum(released[c] for c in columns) if len(values) else np.nan,
-            "openai_checkpoints": len(openai), "openai_min": float(means.min()), "openai_max": float(means.max())}
+def agreements(table: pd.DataFrame | None = None) -> dict:
+    """Each benchmark's own published numbers against the table's rows of the same checkpoints, as its
+    ``field_table.agreement`` computes them (a table, or a row as a dict): benchmark → agreement."""
+    table = field.table() if table is None else table
+    return {name: module.agreement(view(table, name)) for name, module in own_comparisons().items()}
 
 
 # ------------------------------------------------------------------ the papers' claims at scale
@@ -290,26 +142,18 @@ def correlations(table: pd.DataFrame | None = None, n_boot: int = 2000, seed: in
 
 
 def paper_correlations(table: pd.DataFrame | None = None, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """The papers' own numbers against ImageNet beside the field's: CREPE §5.4's R² of HN-Swap at n = 4, 8, 12 (7
-    models) against the field's pooled HN-Swap; SugarCrepe's r per subset (17 models). For each: the field over the
-    paper's own checkpoints that it has (``same_*``) and over the 194 pretrained (``field_*``), R² for CREPE, r for
-    SugarCrepe."""
+    """The papers' own r or R² against ImageNet (each benchmark's ``field_table.paper_claims``: e.g. an R² over seven
+    models, an r per subset over seventeen) beside the field's: over the paper's own checkpoints that it has
+    (``same_*``) and over the 194 pretrained (``field_*``)."""
     table = field.table() if table is None else table
     rows_by_key = checkpoint_rows(table)
-    claims = crepe_reported.claims().set_index("claim_id")
     pre = table[~table["fine_tuned"]]
     rows = []
-    same7 = rows_by_key.loc[[k for k in crepe_roster.SYSTEMATICITY_MODELS if k in rows_by_key.index]]
-    for n in (4, 8, 12):
-        claim_id = f"r2_swap_{n}"
-        rows.append(_paper_row("CREPE §5.4", "crepe::swap", f"R² of HN-Swap at n = {n}", "r2",
-                               float(claims.loc[claim_id, "value"]), 2, 7, same7, pre, n_boot, seed))
-    published_r = sugarcrepe_reported.imagenet_r()
-    keys = [k for k in dict.fromkeys(sugarcrepe_reported.results()["imagenet_model"]) if k in rows_by_key.index]
-    same = rows_by_key.loc[keys]
-    for r in published_r.itertuples():
-        rows.append(_paper_row("SugarCrepe", f"sugarcrepe::{r.subset}", f"r of {r.subset}", "r",
-                               float(r.pearson_r), int(r.decimals), 17, same, pre, n_boot, seed))
+    for module in own_comparisons().values():
+        for c in getattr(module, "paper_claims", lambda: [])():
+            same = rows_by_key.loc[[k for k in c["checkpoints"] if k in rows_by_key.index]]
+            rows.append(_paper_row(c["paper"], c["column"], c["statistic"], c["kind"], c["value"], c["decimals"],
+                                   c["models"], same, pre, n_boot, seed))
     return pd.DataFrame(rows)
 
 

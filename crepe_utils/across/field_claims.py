@@ -2,13 +2,10 @@
 released data, its agreement with the benchmarks' own tables, the papers' ImageNet claims at its scale, and the
 blind scorers among its checkpoints.
 
-``check_granularity``        per benchmark: every value is k/N for the released count (CREPE: a paper inconsistency)
-``check_all_files``          CREPE: the N of each type is the archive's ``_all`` file's row count
-``check_sugarcrepe_agreement`` SugarCrepe's own table against the field's rows, within :data:`AGREE_ITEMS` items
-``check_winoground_agreement`` Winoground's Table 3 CLIP row against the field's
-``check_crepe_agreement``    CREPE's n = 4 and 12 values are consistent with the field's pooled ones (weak)
-``check_valse_average``      VALSE's CLIP average against the field's OpenAI ViT-B/32
-``check_papers_at_scale``    CREPE's and SugarCrepe's ImageNet numbers against the field's 194 pretrained checkpoints
+``check_granularity``        per benchmark: every value is k/N for the released count (or a paper inconsistency),
+                             then what a benchmark adds (its ``field_table.granularity_checks``)
+``check_agreements``         each benchmark's own publications against the table (its ``field_table`` module)
+``check_papers_at_scale``    the papers' ImageNet numbers against the field's 194 pretrained checkpoints
 ``check_blind``              text-only scorers beat whole parts of the field
 
 Each takes the tables it checks as arguments (defaults: computed from the carried table and the pinned counts; the
@@ -20,12 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import field
-from ..benchmarks.crepe import reported as crepe_reported
+from .. import benchmarks, field
 from ..benchmarks.valse import analysis as valse_analysis
 from ..claims.base import FAIL, NEEDS, PAPER, PASS, Check, Topic
-from ..field import reported as field_reported
-from ..models import imagenet
 from . import blind as blind_analysis
 from . import field as F
 from ..lazy import lazy
@@ -33,12 +27,13 @@ from ..lazy import lazy
 pd = lazy("pandas")
 
 GROUP = "field"
-#: two evaluations of one checkpoint on the same items agree when they differ by at most this many items
-AGREE_ITEMS = 2
-LABELS = {"crepe-productivity": "CREPE productivity", "sugarcrepe": "SugarCrepe", "winoground": "Winoground",
-          "valse": "VALSE", "imagenet": "ImageNet"}
 #: the blind scorers the field's blind rows run (VALSE's: the fixed rules, the word prior, the bigram)
 SCORERS = valse_analysis.SCORERS
+
+
+def _label(benchmark: str) -> str:
+    """A benchmark's name in a claim: its title's name (ImageNet for the ImageNet column)."""
+    return "ImageNet" if benchmark == "imagenet" else benchmarks.get(benchmark).title.split(" (")[0]
 
 
 def _n(values) -> str:
@@ -54,7 +49,7 @@ def check_granularity(gran: pd.DataFrame | None = None) -> list[Check]:
     gran = F.granularity() if gran is None else gran
     out = []
     for bench, g in gran.groupby("benchmark", sort=False):
-        claim = f"vl_compo's {LABELS[bench]} values are k/N for the released item counts"
+        claim = f"vl_compo's {_label(bench)} values are k/N for the released item counts"
         paper = f"{len(g)} column{'s' * (len(g) > 1)} × {int(g['values'].iloc[0])} values"
         lost = g[g["common_n"].isna()]
         if len(lost):
@@ -78,134 +73,17 @@ def check_granularity(gran: pd.DataFrame | None = None) -> list[Check]:
     return out
 
 
-def check_all_files(gran: pd.DataFrame | None = None, all_rows: dict[str, int] | None = None) -> list[Check]:
-    """Per CREPE type: the table's N is the row count of the archive's ``prod_vg_hard_negs_{type}_all.csv``, the
-    file beside the nine complexity files (pass where that count is pinned and equal, fail where it differs,
-    ``needs data`` where it is not pinned: the inference rests on the swap file)."""
-    gran = F.granularity() if gran is None else gran
-    all_rows = crepe_reported.released_all_rows() if all_rows is None else all_rows
-    out = []
-    for r in gran[gran["benchmark"] == "crepe-productivity"].itertuples():
-        hn = field.part(r.column)
-        name = f"prod_vg_hard_negs_{hn}_all.csv"
-        claim = f"vl_compo pooled CREPE's {hn} hard negatives over the archive's {name}"
-        found = bool(pd.notna(r.common_n) and r.common_n)
-        ours = f"N = {int(r.common_n):,} ({int(r.fits_common)} of {int(r.values)} values)" if found else "no N"
-        if not found or r.fits_common < r.values:
-            out.append(Check(claim, "its row count", ours, FAIL, "the values are not k/N for one N", GROUP))
-        elif hn in all_rows:
-            ok = int(r.common_n) == all_rows[hn]
-            out.append(Check(claim, f"{all_rows[hn]:,} rows", ours, PASS if ok else FAIL,
-                             (f"established: the table's N is the file's row count, {int(r.common_n) - int(r.released_n):+,}"
-                              f" against the nine complexity files ({int(r.released_n):,}), which it is not the "
-                              "concatenation of") if ok else "the table's N is not the file's row count", GROUP))
-        else:
-            out.append(Check(claim, "its row count (not pinned)", ours, NEEDS,
-                             f"inferred: N is {int(r.common_n) - int(r.released_n):+,} against the nine complexity "
-                             f"files, as the swap file's count is against its nine; {name} is in CREPE's archive but "
-                             "not in the released data read here, so its row count is not pinned", GROUP))
-    return out
-
-
 # ------------------------------------------------------------------ agreement with the benchmarks' own tables
 
-def _cells(diffs) -> str:
-    d = np.abs(np.asarray(diffs, dtype=float))
-    return f"{int((d == 0).sum())} of {len(d)} cells identical, {int((d <= 1).sum())} within 1 item"
-
-
-def _explained_row(key: str, g: pd.DataFrame, why, field_imagenet: float) -> Check:
-    name = g["name"].iloc[0]
-    worst = int(g["diff_items"].abs().max())
-    claim = f"vl_compo's {name} agrees within {AGREE_ITEMS} items with SugarCrepe's published row"
-    ours = "; ".join(f"{s} {int(d):+d}" for s, d in zip(g["subset"], g["diff_items"]))
-    re_eval = imagenet.top1("open_clip_results_table").get(key, np.nan)
-    detail = (f"explained ({why.evidence}): {why.explanation}; ImageNet {field_imagenet:.3f} in the table, "
-              f"{re_eval:.2f} in open_clip's re-evaluation")
-    return Check(claim, "7 subsets", ours, PASS if worst <= AGREE_ITEMS else PAPER,
-                 detail if worst > AGREE_ITEMS else f"within {AGREE_ITEMS} items", GROUP)
-
-
-def check_sugarcrepe_agreement(agree: pd.DataFrame | None = None, explanations: pd.DataFrame | None = None,
-                               table: pd.DataFrame | None = None) -> list[Check]:
-    """SugarCrepe's published checkpoints in the field, subset by subset in items: one row for those without a
-    recorded explanation (pass when every one is within :data:`AGREE_ITEMS`), one row per explained checkpoint."""
-    agree = F.sugarcrepe_agreement(table) if agree is None else agree
-    explanations = field_reported.explanations() if explanations is None else explanations
-    why = explanations[explanations["benchmark"] == "sugarcrepe"].set_index("checkpoint")
-    present = agree[agree["in_field"]]
-    claim = f"vl_compo's SugarCrepe values agree within {AGREE_ITEMS} items with SugarCrepe's own table"
-    absent = list(dict.fromkeys(agree.loc[~agree["in_field"], "name"]))
-    paper = f"{agree['checkpoint'].nunique()} checkpoints × 7 subsets"
-    broken = present[present["paper_k"].isna() | present["field_k"].isna()]
-    if present.empty or len(broken):
-        what = "; ".join(f"{r.name} {r.subset}" for r in broken.itertuples()) or "no checkpoint in the field"
-        return [Check(claim, paper, "—", FAIL, f"not k/N: {what}", GROUP)]
-    plain = present[~present["checkpoint"].isin(why.index)]
-    worst = plain.groupby("name", sort=False)["diff_items"].apply(lambda d: d.abs().max())
-    beyond = worst[worst > AGREE_ITEMS]
-    ours = f"{len(worst) - len(beyond)} of {len(worst)} checkpoints; {_cells(plain['diff_items'])}"
-    detail = (f"not in the field: {', '.join(absent)}; explained apart: {', '.join(why.index)}" +
-              (f"; unexplained: {', '.join(f'{n} (up to {int(d)} items)' for n, d in beyond.items())}" if len(beyond) else ""))
-    rows = [Check(claim, paper, ours, PAPER if len(beyond) else PASS, detail, GROUP)]
-    field_rows = F.checkpoint_rows(table)
-    for key in why.index:
-        g = present[present["checkpoint"] == key]
-        if len(g):
-            rows.append(_explained_row(key, g, why.loc[key], float(field_rows.loc[key, field.IMAGENET])))
-    return rows
-
-
-def check_winoground_agreement(agree: pd.DataFrame | None = None) -> list[Check]:
-    """Table 3's CLIP (ViT-B/32) row against the field's OpenAI ViT-B/32, in examples."""
-    agree = F.winoground_agreement() if agree is None else agree
-    claim = f"vl_compo's OpenAI ViT-B/32 agrees within {AGREE_ITEMS} examples with Winoground Table 3's CLIP row"
-    paper = " / ".join(f"{v:.2f}" for v in agree["paper"]) + " (text / image / group)"
-    if agree["field_k"].isna().any() or agree["paper_k"].isna().any():
-        return [Check(claim, paper, "—", FAIL, "a value that is not k/400", GROUP)]
-    ours = " / ".join(f"{v:.2f}" for v in agree["field"]) + " (" + ", ".join(
-        f"{int(d):+d}" for d in agree["diff_examples"]) + " examples)"
-    worst = int(agree["diff_examples"].abs().max())
-    detail = (f"{_n(agree['paper_k'])} against {_n(agree['field_k'])} of {int(agree['n'].iloc[0])} examples; "
-              "Winoground does not publish how it scored CLIP (preprocessing, precision), which could explain a few "
-              "examples")
-    return [Check(claim, paper, ours, PAPER if worst > AGREE_ITEMS else PASS, detail, GROUP)]
-
-
-def check_crepe_agreement(agree: pd.DataFrame | None = None) -> list[Check]:
-    """CREPE's n = 4 and n = 12 values against the field's pooled ones for the checkpoints in both: every cell
-    within the k bounds that hold if the field's items contain those two files (pass), or not (a paper
-    inconsistency); with the weak comparisons (between the two, Spearman) in the detail."""
-    agree = F.crepe_agreement() if agree is None else agree
-    claim = ("vl_compo's pooled CREPE values are consistent with its items containing the released n = 4 and "
-             "n = 12 files")
-    paper = f"CREPE's n = 4 and n = 12 R@1, {agree['checkpoint'].nunique()} checkpoints × 3 types"
-    if agree.empty or agree["feasible"].isna().any():
-        return [Check(claim, paper, "—", FAIL, "a value that is not k/N, or no checkpoint in both", GROUP)]
-    ranks = F.crepe_rank_agreement(agree)
-    ok = int(agree["feasible"].sum())
-    detail = ("; ".join(f"{r.hn_type}: between n = 4 and 12 for {r.between} of {r.checkpoints}, Spearman "
-                        f"{r.spearman_n4:+.2f} (n = 4) / {r.spearman_n12:+.2f} (n = 12)" for r in ranks.itertuples())
-              + ". Weak: the field pools every complexity over more items; CyCLIP, FLAVA and ALBEF are not open_clip "
-              "rows of the field")
-    return [Check(claim, paper, f"{ok} of {len(agree)} cells", PASS if ok == len(agree) else PAPER, detail, GROUP)]
-
-
-def check_valse_average(average: dict | None = None) -> list[Check]:
-    """VALSE's CLIP average pairwise accuracy against the unweighted mean of the field's OpenAI ViT-B/32 pieces."""
-    average = F.valse_average() if average is None else average
-    claim = "vl_compo's OpenAI ViT-B/32 averages VALSE's CLIP pairwise accuracy over the pieces"
-    paper = f"{average['paper']:.1f} (CLIP, acc_r)"
-    if not np.isfinite(average["pieces_mean"]) or not np.isfinite(average["paper"]):
-        return [Check(claim, paper, "—", FAIL, "no VALSE values for the checkpoint", GROUP)]
-    off = average["pieces_mean"] - average["paper"]
-    ok = abs(off) <= 0.05 + 1e-9
-    detail = (f"the unweighted mean of the eleven pieces, {off:+.2f} points; the mean of the seven phenomena (vl_compo's "
-              f"own average) is {average['phenomena_mean']:.2f} and the valid items pooled {average['pooled']:.2f}; "
-              f"the field's {average['openai_checkpoints']} OpenAI CLIP rows average {average['openai_min']:.2f} to "
-              f"{average['openai_max']:.2f}. VALSE names its model CLIP (taken as ViT-B/32 here) and its per-piece "
-              "values are not carried, so which pieces differ cannot be said")
-    return [Check(claim, paper, f"{average['pieces_mean']:.2f}", PASS if ok else PAPER, detail, GROUP)]
+def check_agreements(table: pd.DataFrame | None = None) -> list[Check]:
+    """Each benchmark's own publications against the table (its ``field_table.agreement_checks``), in the table's
+    order."""
+    table = field.table() if table is None else table
+    out = []
+    for name, module in F.own_comparisons().items():
+        view = F.view(table, name)
+        out += module.agreement_checks(module.agreement(view), view)
+    return out
 
 
 # ------------------------------------------------------------------ the papers' claims at scale
@@ -299,9 +177,11 @@ def field_sections(data_dirs: dict | None = None, runs: dict | None = None) -> d
     runs = blind_runs(data_dirs) if runs is None else runs
     counted = F.blind_counts(runs)
     placement = F.blind_placement(counted, table) if len(counted) else None
-    return {"granularity": check_granularity(gran) + check_all_files(gran),
-            "agreement": check_sugarcrepe_agreement(table=table) + check_winoground_agreement(F.winoground_agreement(table))
-            + check_crepe_agreement(F.crepe_agreement(table)) + check_valse_average(F.valse_average(table)),
+    own = F.own_comparisons()
+    more = [row for name, m in own.items() if hasattr(m, "granularity_checks")
+            for row in m.granularity_checks(gran, F.view(table, name))]
+    return {"granularity": check_granularity(gran) + more,
+            "agreement": check_agreements(table),
             "scale": check_papers_at_scale(F.paper_correlations(table)),
             "blind": check_blind(placement, table)}
 

@@ -40,6 +40,8 @@ def part(name: str, module: str) -> ModuleType | None:
 
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for name in FOLDERS for b in folder(name).BENCHMARKS}
 ALIASES: dict[str, str] = {alias: b.name for b in BENCHMARKS.values() for alias in b.aliases}
+#: each benchmark's name → the folder that declares it
+FOLDER_OF: dict[str, str] = {b.name: name for name in FOLDERS for b in folder(name).BENCHMARKS}
 #: every dataset a benchmark reads (its own text, the image sets it uses), in order: ``download <name>``
 DATASETS = Catalogue(dict.fromkeys(d for b in BENCHMARKS.values() for d in b.datasets))
 
@@ -100,5 +102,5 @@ def load(name: str, sources: Sources = Sources(), selection: Selection | None = 
     return bench.read(sources, bench.selection(selection), settings or EvaluationSettings())
 
 
-__all__ = ["ALIASES", "BENCHMARKS", "DATASETS", "FOLDERS", "Benchmark", "Loaded", "Option", "Selection",
+__all__ = ["ALIASES", "BENCHMARKS", "DATASETS", "FOLDERS", "FOLDER_OF", "Benchmark", "Loaded", "Option", "Selection",
            "SelectionError", "Sources", "commands", "folder", "get", "load", "options", "paper_names", "part", "rules", "unlocks"]

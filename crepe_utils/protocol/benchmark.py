@@ -222,6 +222,20 @@ class TableColumns:
 
 
 @dataclass(frozen=True)
+class FieldView:
+    """What a benchmark's own comparison with the published table of the field is given (built by
+    :func:`crepe_utils.across.field.view`); a folder's ``field_table`` module reads nothing else of the table."""
+
+    table: object                  #: every row of the table (a DataFrame), with ``fine_tuned``, ``checkpoint``, ``flag``
+    rows: object                   #: the rows that are a checkpoint's own evaluation, one per key, indexed by key
+    released: Mapping              #: column → the released items it is scored on
+    alternatives: Mapping          #: column → the other item sets it could be scored on: (what, N)
+    explanations: object           #: the table's recorded explanations of differences, this benchmark's rows
+    imagenet: str                  #: the ImageNet column
+    group: str = "field"           #: the claims' group
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """One benchmark, declared."""
 
