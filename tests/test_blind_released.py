@@ -138,7 +138,8 @@ def test_no_blind_scorer_passes_a_winoground_example_and_the_ties_are_counted(sh
 def test_the_length_normalised_bigram_on_crepe_and_sugarcrepe(productivity, shared_sugarcrepe):
     """blind:bigram-mean is the total divided by (words + 1) query by query; what normalising costs where length
     decides (HN-Neg, SugarCrepe's ADD) and where it does not (HN-Atom)."""
-    from crepe_utils.across import blind as A
+    from crepe_utils.benchmarks.sugarcrepe import blind as sugarcrepe_blind
+    from crepe_utils.blind import runs as blind_runs
     mean, total = blind.score("bigram-mean", productivity), blind.score("bigram", productivity)
     lengths = np.array([len(words(c)) for q in productivity for c in q.candidates])
     assert (mean == total / (lengths + 1)).all()
@@ -146,10 +147,10 @@ def test_the_length_normalised_bigram_on_crepe_and_sugarcrepe(productivity, shar
     total_r1 = per_file(productivity, library_wins("bigram", productivity)[0])
     assert all(abs(r1["atom", n] - total_r1["atom", n]) < 1.0 for n in range(4, 13))      # no length to remove
     assert all(85 <= r1["negate", n] < total_r1["negate", n] for n in range(4, 13))
-    sugar = A.sugarcrepe_run(shared_sugarcrepe, ("length", "bigram", "bigram-mean"))
-    table = A.recall_table(sugar, n_boot=10).pivot_table(index="group", columns="scorer", values="r1")
+    sugar = sugarcrepe_blind.run(shared_sugarcrepe, ("length", "bigram", "bigram-mean"))
+    table = blind_runs.recall_table(sugar, n_boot=10).pivot_table(index="group", columns="scorer", values="r1")
     assert round(table.loc["add_obj", "bigram"], 1) == 99.0 and round(table.loc["add_obj", "bigram-mean"], 1) == 70.1
-    explains = A.length_explains(sugar).set_index(["scorer", "group"])
+    explains = blind_runs.length_explains(sugar).set_index(["scorer", "group"])
     for group in ("add_att", "add_obj"):                     # length-balanced pairs: equal word counts, counted here
         rows = [q for q in sugar.queries if q.subset == group]
         balanced = sum(len(words(q.candidates[0])) == len(words(q.candidates[1])) for q in rows)

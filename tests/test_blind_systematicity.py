@@ -8,7 +8,8 @@ import pytest
 
 import helpers
 from crepe_utils import blind
-from crepe_utils.across import blind as A
+from crepe_utils.benchmarks.crepe import blind as crepe_blind
+from crepe_utils.blind import runs as blind_runs
 from blind_reference import words
 
 SC, UC = "syst_vg_hard_negs_seen_compounds_in_laion.csv", "syst_vg_hard_negs_unseen_compounds_in_laion.csv"
@@ -55,8 +56,8 @@ def expected_length(rows: list[dict], column: str) -> tuple[int, float, float, i
 
 def test_systematicity_table_is_the_length_rule_per_split_and_hn_type(syst_root):
     root, rows = syst_root
-    table = A.systematicity_table(root, "laion", scorers=("length", "bigram"), n_boot=200)
-    assert list(table.columns) == A.SYSTEMATICITY_COLUMNS
+    table = crepe_blind.systematicity_table(root, "laion", scorers=("length", "bigram"), n_boot=200)
+    assert list(table.columns) == crepe_blind.SYSTEMATICITY_COLUMNS
     assert set(table["model"]) == {"blind:length", "blind:bigram"} and set(table["kind"]) == {"blind"}
     length = table[table["model"] == "blind:length"].set_index(["hn_type", "split"])
     assert len(length) == 6
@@ -81,7 +82,7 @@ def test_models_rows_sit_beside_the_scorers_in_the_same_layout(syst_root):
                            {"model": "other", "display": "O", "train_data": "cc12m", "hn_type": "atom",
                             "kind": "fixture", "SC": 1.0, "UC": 2.0, "SC_ci_low": 0.0, "SC_ci_high": 3.0,
                             "UC_ci_low": 0.0, "UC_ci_high": 4.0, "n_SC": 3, "n_UC": 3, "chance": 25.0}])
-    table = A.systematicity_table(root, "laion", models=models, scorers=("length",), n_boot=50)
+    table = crepe_blind.systematicity_table(root, "laion", models=models, scorers=("length",), n_boot=50)
     rows = table[table["model"] == "m"].set_index("split")
     assert rows.loc["SC", ["r1", "ci_low", "ci_high", "n_queries"]].tolist() == [40.0, 35.0, 45.0, 14]
     assert rows.loc["UC", "r1"] == 30.0 and (rows["kind"] == "fixture").all()
@@ -90,13 +91,13 @@ def test_models_rows_sit_beside_the_scorers_in_the_same_layout(syst_root):
 
 def test_absent_and_unreadable_systematicity_files_are_one_line_messages(syst_root, tmp_path):
     root, _ = syst_root
-    message = A.systematicity_table(root, ("cc12m", "yfcc"))
+    message = crepe_blind.systematicity_table(root, ("cc12m", "yfcc"))
     assert isinstance(message, str) and "cc12m, yfcc" in message and "make data-text" in message
-    assert A.systematicity_missing(root) is None and "make data-text" in A.systematicity_missing(tmp_path / "none")
-    assert isinstance(A.systematicity_run(tmp_path / "none", "laion"), str)
+    assert crepe_blind.systematicity_missing(root) is None and "make data-text" in crepe_blind.systematicity_missing(tmp_path / "none")
+    assert isinstance(crepe_blind.systematicity_run(tmp_path / "none", "laion"), str)
     path = root / "syst_hard_negatives" / UC
     path.write_text(path.read_text().replace("]", "", 1))               # a negatives list left unclosed
-    broken = A.systematicity_table(root, "laion", scorers=("length",))
+    broken = crepe_blind.systematicity_table(root, "laion", scorers=("length",))
     assert isinstance(broken, str) and "cannot be read" in broken and "\n" not in broken   # no partial table
 
 
@@ -105,13 +106,13 @@ def test_conjunctions_count_and_in_positives_and_negatives(syst_root):
     queries = [r for name in (SC, UC) for r in rows[name] if r["comp"]]
     expected = (sum("and" in words(r["caption"]) for r in queries), len(queries),
                 sum(all("and" in words(n) for n in r["comp"]) for r in queries))
-    assert A.conjunctions(root, "laion") == expected == (0, len(queries), len(queries))
-    assert A.conjunctions(root, "cc12m") is None
+    assert crepe_blind.conjunctions(root, "laion") == expected == (0, len(queries), len(queries))
+    assert crepe_blind.conjunctions(root, "cc12m") is None
 
 
 # ---------------------------------------------------------------------------- the length measure and the ties
 
-def tiny_run() -> A.BlindRun:
+def tiny_run() -> blind_runs.BlindRun:
     queries = [blind.TextQuery("a", ("a dog", "a big dog")),            # length wins, negation ties
                blind.TextQuery("b", ("a dog", "not a dog")),            # both win
                blind.TextQuery("c", ("a big dog", "a dog")),            # length loses, negation ties
@@ -119,23 +120,23 @@ def tiny_run() -> A.BlindRun:
                blind.TextQuery("e", ("a big red dog", "no dog"))]       # length loses, negation wins
     frame = pd.DataFrame({"query_id": list("abcde"), "group": "g", "hn_type": "negate", "complexity": 4,
                           "n_candidates": 2})
-    return A._run("test", queries, frame, ("negation", "length"), blind.BlindSettings())
+    return blind_runs.run("test", queries, frame, ("negation", "length"), blind.BlindSettings())
 
 
 def test_length_explains_counts_the_wins_the_length_rule_also_makes():
-    (row,) = A.length_explains(tiny_run()).to_dict("records")
+    (row,) = blind_runs.length_explains(tiny_run()).to_dict("records")
     assert row["scorer"] == "negation" and row["n_queries"] == 5
     assert (row["wins"], row["wins_also_length"]) == (2, 1)             # b and e; length also wins b
     assert row["length_share"] == pytest.approx(50.0) and row["length_r1"] == pytest.approx(40.0)   # a and b
     assert row["r1"] == pytest.approx(40.0) and row["n_length_balanced"] == 1          # query d only
     with pytest.raises(ValueError, match="needs blind:length"):
-        A.length_explains(A._run("t", [blind.TextQuery("a", ("a", "b"))], pd.DataFrame(
+        blind_runs.length_explains(blind_runs.run("t", [blind.TextQuery("a", ("a", "b"))], pd.DataFrame(
             {"query_id": ["a"], "group": "g", "hn_type": "x", "complexity": 4, "n_candidates": 2}),
             ("negation",), blind.BlindSettings()))
 
 
 def test_recall_table_counts_the_queries_a_tie_decided():
-    table = A.recall_table(tiny_run(), n_boot=50).set_index("scorer")
+    table = blind_runs.recall_table(tiny_run(), n_boot=50).set_index("scorer")
     # negation ties on a, c and d (no "no"/"not" either side): each lost to the tie; length ties on d only
     assert table.loc["negation", "decided_by_tie"] == 3 and table.loc["negation", "r1_optimistic"] == 100.0
     assert table.loc["length", "decided_by_tie"] == 1 and table.loc["length", "r1_optimistic"] == pytest.approx(60.0)
@@ -152,7 +153,7 @@ def test_the_systematicity_figure_draws_the_scorers_and_the_models_in_bold(syst_
                             "SC": 40.0, "UC": 0.0, "SC_ci_low": 35.0, "SC_ci_high": 45.0, "UC_ci_low": 0.0,
                             "UC_ci_high": 5.0, "n_SC": 14, "n_UC": 14, "chance": 25.0}
                            for hn in ("atom", "comp", "combined")])
-    table = A.systematicity_table(root, "laion", models=models, scorers=("length", "negation"), n_boot=50)
+    table = crepe_blind.systematicity_table(root, "laion", models=models, scorers=("length", "negation"), n_boot=50)
     fig = blind_figures.systematicity(table, scorers=("length",))
     assert len(fig.axes) == 3 and [ax.get_title() for ax in fig.axes] == [
         "laion: HN-Atom", "laion: HN-Comp", "laion: Combined"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from crepe_utils import benchmarks
 from crepe_utils.models import imagenet
 from crepe_utils.commands import checks as aggregate
 from crepe_utils.benchmarks.crepe import checks as crepe_claims, claims as topics
@@ -35,7 +36,7 @@ def topic_rows(data_dir, results_dir) -> dict[str, list]:
             "winoground": winoground_claims.winoground_checks(results_dir),
             "sugarcrepe": sugarcrepe_claims.sugarcrepe_checks(),
             "valse": valse_claims.valse_checks(),
-            "blind": blind_claims.blind_checks(data_dir),
+            "blind": blind_claims.blind_checks({"crepe": data_dir}),
             "field": field_claims.field_checks({"crepe": data_dir})}
 
 
@@ -130,9 +131,10 @@ def test_the_call_finder_sees_a_direct_check_call():
 # ------------------------------------------------------------------ every check function is in a topic
 
 def _check_functions() -> dict[str, object]:
+    folders = [benchmarks.part(f, m) for f in benchmarks.FOLDERS for m in ("blind", "field_table")]
     return {f"{module.__name__}.{name}": (module, name) for module in (crepe_claims, winoground_claims, sugarcrepe_claims,
-                                                                        valse_claims,
-                                                                                        blind_claims, field_claims)
+                                                                        valse_claims, blind_claims, field_claims,
+                                                                        *[m for m in folders if m is not None])
             for name in dir(module) if name.startswith("check_") and callable(getattr(module, name))}
 
 
@@ -154,7 +156,7 @@ def test_every_check_function_is_called_by_a_topic(shared_crepe, shared_winogrou
     winoground_claims.winoground_checks(data_dir=shared_winoground)
     sugarcrepe_claims.sugarcrepe_checks()
     valse_claims.valse_checks()
-    blind_claims.blind_checks(shared_crepe, shared_winoground)
+    blind_claims.blind_checks({"crepe": shared_crepe, "winoground": shared_winoground})
     field_claims.field_checks({"crepe": shared_crepe, "winoground": shared_winoground})
     assert len(_check_functions()) >= 20              # 10 of CREPE, 7 of Winoground, 3 of SugarCrepe today
     assert sorted(set(_check_functions()) - called) == []

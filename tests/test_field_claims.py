@@ -54,7 +54,7 @@ def test_granularity_passes_released_counts_reports_crepe_and_fails_values_off_e
 
 
 def test_the_all_files_row_holds_only_for_the_pinned_count(gran):
-    check = crepe_field.granularity_checks
+    check = crepe_field.check_granularity_of_parts
     rows = check(gran)
     assert [r.status for r in rows] == [NEEDS, PASS, NEEDS] and "established" in rows[1].detail
     assert [r.status for r in check(gran, all_rows={"swap": 7404})] == [NEEDS, FAIL, NEEDS]
@@ -67,48 +67,48 @@ def test_the_all_files_row_holds_only_for_the_pinned_count(gran):
 def test_sugarcrepe_agreement_within_two_items_explained_apart_and_fails_off_lattice(table):
     view = F.view(table, "sugarcrepe")
     agree = sugarcrepe_field.agreement(view)
-    rows = sugarcrepe_field.agreement_checks(agree, view)
+    rows = sugarcrepe_field.check_agreement(agree, view)
     assert [r.status for r in rows] == [PASS, PAPER, PAPER]
     assert rows[0].ours.startswith("12 of 12 checkpoints") and "+24" in rows[1].ours
     wrong = agree.copy()
     wrong.loc[(wrong["checkpoint"] == "openai-rn50") & (wrong["subset"] == "add_att"), "diff_items"] = 3
-    first = sugarcrepe_field.agreement_checks(wrong, view)[0]
+    first = sugarcrepe_field.check_agreement(wrong, view)[0]
     assert first.status == PAPER and "unexplained: OpenAI RN50 (up to 3 items)" in first.detail
-    no_reason = sugarcrepe_field.agreement_checks(agree, dataclasses.replace(view, explanations=pd.DataFrame(
+    no_reason = sugarcrepe_field.check_agreement(agree, dataclasses.replace(view, explanations=pd.DataFrame(
         columns=["benchmark", "checkpoint", "evidence", "explanation"])))
     assert len(no_reason) == 1 and no_reason[0].status == PAPER and "DataComp small" in no_reason[0].detail
     broken = agree.copy()
     broken.loc[broken.index[0], "field_k"] = None                      # a carried value that is not k/N
-    assert sugarcrepe_field.agreement_checks(broken, view)[0].status == FAIL
+    assert sugarcrepe_field.check_agreement(broken, view)[0].status == FAIL
 
 
 def test_winoground_agreement_reports_three_examples_and_fails_off_lattice(table):
     agree = winoground_field.agreement(F.view(table))
-    (row,) = winoground_field.agreement_checks(agree)
+    (row,) = winoground_field.check_agreement(agree)
     assert row.status == PAPER and "+2, +2, +3 examples" in row.ours
     same = agree.assign(field_k=agree["paper_k"], diff_examples=0)
-    assert winoground_field.agreement_checks(same)[0].status == PASS
-    assert winoground_field.agreement_checks(agree.assign(field_k=None))[0].status == FAIL
+    assert winoground_field.check_agreement(same)[0].status == PASS
+    assert winoground_field.check_agreement(agree.assign(field_k=None))[0].status == FAIL
 
 
 def test_crepe_agreement_needs_every_cell_within_its_bounds(table):
     agree = crepe_field.agreement(F.view(table))
-    (row,) = crepe_field.agreement_checks(agree)
+    (row,) = crepe_field.check_agreement(agree)
     assert row.status == PASS and row.ours == "36 of 36 cells" and "swap: between n = 4 and 12 for 5 of 12" in row.detail
     wrong = agree.assign(feasible=agree["feasible"].astype(object))
     wrong.loc[wrong.index[3], "feasible"] = False
-    assert crepe_field.agreement_checks(wrong)[0].status == PAPER
+    assert crepe_field.check_agreement(wrong)[0].status == PAPER
     wrong.loc[wrong.index[3], "feasible"] = None
-    assert crepe_field.agreement_checks(wrong)[0].status == FAIL
+    assert crepe_field.check_agreement(wrong)[0].status == FAIL
 
 
 def test_valse_average_passes_within_the_printed_rounding_only(table):
     average = valse_field.agreement(F.view(table))
-    (row,) = valse_field.agreement_checks(average)
+    (row,) = valse_field.check_agreement(average)
     assert row.status == PAPER and row.ours == "65.82" and "+1.82 points" in row.detail
-    assert valse_field.agreement_checks({**average, "pieces_mean": 64.04})[0].status == PASS
-    assert valse_field.agreement_checks({**average, "pieces_mean": 64.06})[0].status == PAPER
-    assert valse_field.agreement_checks({**average, "pieces_mean": float("nan")})[0].status == FAIL
+    assert valse_field.check_agreement({**average, "pieces_mean": 64.04})[0].status == PASS
+    assert valse_field.check_agreement({**average, "pieces_mean": 64.06})[0].status == PAPER
+    assert valse_field.check_agreement({**average, "pieces_mean": float("nan")})[0].status == FAIL
 
 
 def test_a_claim_at_scale_holds_only_inside_the_fields_interval(table):

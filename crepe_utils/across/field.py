@@ -100,7 +100,7 @@ def view(table: pd.DataFrame | None = None, benchmark: str | None = None) -> Fie
 
 def own_comparisons() -> dict:
     """Each benchmark the table covers that compares its own publications with it → its ``field_table`` module
-    (``agreement``, ``agreement_checks``; optionally ``granularity_checks`` and ``paper_claims``), in the table's
+    (``agreement``, ``check_agreement``; optionally ``check_granularity_of_parts`` and ``paper_claims``), in the table's
     order."""
     found = {name: benchmarks.part(benchmarks.FOLDER_OF[name], "field_table") for name in field.declarations()}
     return {name: module for name, module in found.items() if module is not None}
@@ -177,28 +177,14 @@ def _paper_row(paper, column, statistic, kind, value, decimals, paper_n, same, p
 # ------------------------------------------------------------------ the blind scorers among the field
 
 def blind_counts(runs: dict) -> pd.DataFrame:
-    """Each blind scorer's k of N per column, aggregated as the field aggregates it: CREPE pooled over a type's
-    released complexity files (the closest to the archive's ``_all`` files the release has), SugarCrepe per subset,
-    Winoground per score (ties counted), VALSE per piece of its valid set. ``runs``: ``crepe`` and ``sugarcrepe``
-    (:class:`crepe_utils.across.blind.BlindRun`), ``winoground`` (:func:`~crepe_utils.across.blind.winoground_table`)
-    and ``valse`` (:func:`crepe_utils.benchmarks.valse.analysis.blind_table`); a missing or message entry is left
-    out."""
-    rows = []
-    for name, prefix in (("crepe", "crepe::"), ("sugarcrepe", "sugarcrepe::")):
-        run = runs.get(name)
-        if isinstance(run, blind_analysis.BlindRun):
-            by = run.per_query.groupby("hn_type", sort=False)
-            rows += [{"column": prefix + group, "scorer": s, "k": int(g[s].sum()), "n": len(g)}
-                     for group, g in by for s in run.scorers]
-    wino = runs.get("winoground")
-    if isinstance(wino, pd.DataFrame):
-        rows += [{"column": f"winoground::{r.metric}", "scorer": r.scorer,
-                  "k": int(round(r.score * r.examples / 100)), "n": int(r.examples)} for r in wino.itertuples()]
-    valse = runs.get("valse")
-    if isinstance(valse, pd.DataFrame):
-        rows += [{"column": f"valse::{r.piece}", "scorer": r.scorer.removeprefix("blind:"), "k": int(r.wins),
-                  "n": int(r.n)} for r in valse.itertuples()]
-    return pd.DataFrame(rows, columns=["column", "scorer", "k", "n"])
+    """Each blind scorer's k of N per column, aggregated as the field aggregates it, by each benchmark's folder
+    (:func:`crepe_utils.across.blind.field_counts`: e.g. a type pooled over its released complexity files, ties
+    counted); ``runs``: folder → its blind results (:func:`crepe_utils.across.blind.load_runs`), a message where
+    there are none (left out). Rows in the table's order of benchmarks."""
+    rows = pd.DataFrame(blind_analysis.field_counts(runs), columns=["column", "scorer", "k", "n"])
+    order = {name: i for i, name in enumerate(field.declarations())}
+    position = rows["column"].map(lambda c: order[field.benchmark_of(c)])
+    return rows.iloc[np.argsort(position.to_numpy(), kind="stable")].reset_index(drop=True)
 
 
 def blind_placement(blind: pd.DataFrame, table: pd.DataFrame | None = None,

@@ -3,7 +3,7 @@ released data, its agreement with the benchmarks' own tables, the papers' ImageN
 blind scorers among its checkpoints.
 
 ``check_granularity``        per benchmark: every value is k/N for the released count (or a paper inconsistency),
-                             then what a benchmark adds (its ``field_table.granularity_checks``)
+                             then what a benchmark adds (its ``field_table.check_granularity_of_parts``)
 ``check_agreements``         each benchmark's own publications against the table (its ``field_table`` module)
 ``check_papers_at_scale``    the papers' ImageNet numbers against the field's 194 pretrained checkpoints
 ``check_blind``              text-only scorers beat whole parts of the field
@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import benchmarks, field
-from ..benchmarks.valse import analysis as valse_analysis
 from ..claims.base import FAIL, NEEDS, PAPER, PASS, Check, Topic
 from . import blind as blind_analysis
 from . import field as F
@@ -27,8 +26,8 @@ from ..lazy import lazy
 pd = lazy("pandas")
 
 GROUP = "field"
-#: the blind scorers the field's blind rows run (VALSE's: the fixed rules, the word prior, the bigram)
-SCORERS = valse_analysis.SCORERS
+#: the blind scorers the field's blind rows run: the fixed rules, the word prior, the bigram (total and per word)
+SCORERS = ("negation", "length", "wordfreq", "bigram", "bigram-mean")
 
 
 def _label(benchmark: str) -> str:
@@ -76,13 +75,13 @@ def check_granularity(gran: pd.DataFrame | None = None) -> list[Check]:
 # ------------------------------------------------------------------ agreement with the benchmarks' own tables
 
 def check_agreements(table: pd.DataFrame | None = None) -> list[Check]:
-    """Each benchmark's own publications against the table (its ``field_table.agreement_checks``), in the table's
+    """Each benchmark's own publications against the table (its ``field_table.check_agreement``), in the table's
     order."""
     table = field.table() if table is None else table
     out = []
     for name, module in F.own_comparisons().items():
         view = F.view(table, name)
-        out += module.agreement_checks(module.agreement(view), view)
+        out += module.check_agreement(module.agreement(view), view)
     return out
 
 
@@ -112,16 +111,15 @@ def check_papers_at_scale(rows: pd.DataFrame | None = None) -> list[Check]:
 # ------------------------------------------------------------------ the blind scorers among the field
 
 def _blind_claims() -> list[tuple[str, str, list[str], str]]:
-    """(claim, scorer or "best", columns, "pretrained" or "all") of the blind rows."""
-    crepe = list(field.COLUMNS["crepe-productivity"])
-    return [("A cross-fitted text-only bigram model beats every pretrained checkpoint of the field on each CREPE type",
-             "bigram", crepe, "pretrained"),
-            ("The one-line negation rule beats all 202 checkpoints of the field on CREPE HN-Neg", "negation",
-             ["crepe::negate"], "all"),
-            ("A text-only scorer beats all 202 checkpoints of the field on SugarCrepe's add subsets", "best",
-             ["sugarcrepe::add_obj", "sugarcrepe::add_att"], "all"),
-            ("A text-only scorer beats all 202 checkpoints of the field on VALSE's existence piece", "best",
-             ["valse::existence"], "all")]
+    """(claim, scorer or "best", columns, "pretrained" or "all") of the blind rows: each benchmark's
+    (its ``field_table.blind_claims``), in the table's order."""
+    return [c for module in F.own_comparisons().values() for c in getattr(module, "blind_claims", lambda: [])()]
+
+
+def _how_to_get(column: str) -> str:
+    """How to get the released text a column's blind scorers read (its benchmark folder's ``blind.HOW_TO_GET``)."""
+    module = blind_analysis.folders().get(benchmarks.FOLDER_OF[field.benchmark_of(column)])
+    return getattr(module, "HOW_TO_GET", "its released text is not here")
 
 
 def check_blind(placement: pd.DataFrame | None, table: pd.DataFrame | None = None) -> list[Check]:
@@ -136,8 +134,7 @@ def check_blind(placement: pd.DataFrame | None, table: pd.DataFrame | None = Non
         paper = f"{target} {'pretrained ' if among == 'pretrained' else ''}checkpoints"
         got = None if placement is None else placement[placement["column"].isin(columns)]
         if got is None or got.empty:
-            data = "crepe" if columns[0].startswith("crepe::") else field.benchmark_of(columns[0]).split("-")[0]
-            how = blind_analysis.HOW_TO_GET.get(data, f"`make data-{data}` fetches its released text")
+            how = _how_to_get(columns[0])
             out.append(Check(claim, paper, "—", NEEDS, f"no released text for these columns ({how})", GROUP))
             continue
         got = got[got["scorer"] == scorer] if scorer != "best" else F.best_blind(got)
@@ -159,12 +156,7 @@ def check_blind(placement: pd.DataFrame | None, table: pd.DataFrame | None = Non
 def blind_runs(data_dirs: dict | None = None) -> dict:
     """The blind scorers' runs :func:`crepe_utils.across.field.blind_counts` takes, from each benchmark's folder
     (``data_dirs``: folder name → data folder; others their default); a message in place of each without data."""
-    dirs = data_dirs or {}
-    items = valse_analysis.items(dirs.get("valse"), "valid")
-    return {"crepe": blind_analysis.crepe_run(dirs.get("crepe"), SCORERS),
-            "sugarcrepe": blind_analysis.sugarcrepe_run(dirs.get("sugarcrepe"), SCORERS),
-            "winoground": blind_analysis.winoground_table(dirs.get("winoground"), SCORERS),
-            "valse": items if isinstance(items, str) else valse_analysis.blind_table(items, SCORERS)}
+    return blind_analysis.load_runs(data_dirs, SCORERS)
 
 
 # ------------------------------------------------------------------ the topic
@@ -178,8 +170,8 @@ def field_sections(data_dirs: dict | None = None, runs: dict | None = None) -> d
     counted = F.blind_counts(runs)
     placement = F.blind_placement(counted, table) if len(counted) else None
     own = F.own_comparisons()
-    more = [row for name, m in own.items() if hasattr(m, "granularity_checks")
-            for row in m.granularity_checks(gran, F.view(table, name))]
+    more = [row for name, m in own.items() if hasattr(m, "check_granularity_of_parts")
+            for row in m.check_granularity_of_parts(gran, F.view(table, name))]
     return {"granularity": check_granularity(gran) + more,
             "agreement": check_agreements(table),
             "scale": check_papers_at_scale(F.paper_correlations(table)),

@@ -5,8 +5,8 @@ does to that test, and §5.4's R² of HN-Swap against ImageNet as a claim to try
 ``agreement``          per checkpoint in both × HN type: the paper's k at n = 4 and 12 against the field's pooled k
 ``rank_agreement``     per HN type: how many lie between, how many are feasible, Spearman's ρ (descriptive)
 ``lattice_power``      the granularity test on simulated tables, averaged over files or pooled
-``agreement_checks``   the agreement as a claim (weak: other items, other aggregation)
-``granularity_checks`` the field's N of each type is the archive's ``_all`` file's row count
+``check_agreement``    the agreement as a claim (weak: other items, other aggregation)
+``check_granularity_of_parts``  the field's N of each type is the archive's ``_all`` file's row count
 ``paper_claims``       §5.4's R² of HN-Swap at n = 4, 8, 12 over the paper's seven open_clip models
 """
 from __future__ import annotations
@@ -80,7 +80,7 @@ def lattice_power(table: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def agreement_checks(agree: pd.DataFrame, view: FieldView | None = None) -> list[Check]:
+def check_agreement(agree: pd.DataFrame, view: FieldView | None = None) -> list[Check]:
     """CREPE's n = 4 and n = 12 values against the field's pooled ones for the checkpoints in both: every cell
     within the k bounds that hold if the field's items contain those two files (pass), or not (a paper
     inconsistency); with the weak comparisons (between the two, Spearman) in the detail."""
@@ -99,7 +99,7 @@ def agreement_checks(agree: pd.DataFrame, view: FieldView | None = None) -> list
     return [Check(claim, paper, f"{ok} of {len(agree)} cells", PASS if ok == len(agree) else PAPER, detail, group)]
 
 
-def granularity_checks(gran: pd.DataFrame, view: FieldView | None = None,
+def check_granularity_of_parts(gran: pd.DataFrame, view: FieldView | None = None,
                        all_rows: dict[str, int] | None = None) -> list[Check]:
     """Per CREPE type (``gran``: the granularity rows of its columns): the table's N is the row count of the
     archive's ``prod_vg_hard_negs_{type}_all.csv``, the file beside the nine complexity files (pass where that count
@@ -137,3 +137,11 @@ def paper_claims() -> list[dict]:
     return [{"paper": "CREPE §5.4", "column": "crepe::swap", "statistic": f"R² of HN-Swap at n = {n}", "kind": "r2",
              "value": float(claims.loc[f"r2_swap_{n}", "value"]), "decimals": 2, "models": 7,
              "checkpoints": list(roster.SYSTEMATICITY_MODELS)} for n in (4, 8, 12)]
+
+
+def blind_claims() -> list[tuple[str, str, list[str], str]]:
+    """What the blind scorers reach among the field on CREPE: (claim, scorer, columns, among which checkpoints)."""
+    return [("A cross-fitted text-only bigram model beats every pretrained checkpoint of the field on each CREPE type",
+             "bigram", list(COLUMNS), "pretrained"),
+            ("The one-line negation rule beats all 202 checkpoints of the field on CREPE HN-Neg", "negation",
+             ["crepe::negate"], "all")]

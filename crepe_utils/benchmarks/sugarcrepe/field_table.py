@@ -3,7 +3,7 @@ table against the field's rows of the same checkpoints, in items, and its publis
 to try at the field's scale.
 
 ``agreement``         per published checkpoint × subset: the paper's k of the N it fits, the field's k, the difference
-``agreement_checks``  one row for the checkpoints without a recorded explanation, one per explained checkpoint
+``check_agreement``  one row for the checkpoints without a recorded explanation, one per explained checkpoint
 ``paper_claims``      its r of each subset against ImageNet, over its 17 models
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _explained_row(key: str, g: pd.DataFrame, why, field_imagenet: float, group:
                  detail if worst > AGREE_ITEMS else f"within {AGREE_ITEMS} items", group)
 
 
-def agreement_checks(agree: pd.DataFrame, view: FieldView) -> list[Check]:
+def check_agreement(agree: pd.DataFrame, view: FieldView) -> list[Check]:
     """SugarCrepe's published checkpoints in the field, subset by subset in items: one row for those without a
     recorded explanation (``view.explanations``; pass when every one is within :data:`AGREE_ITEMS`), one row per
     explained checkpoint."""
@@ -95,3 +95,9 @@ def paper_claims() -> list[dict]:
     return [{"paper": "SugarCrepe", "column": f"sugarcrepe::{r.subset}", "statistic": f"r of {r.subset}", "kind": "r",
              "value": float(r.pearson_r), "decimals": int(r.decimals), "models": 17, "checkpoints": keys}
             for r in reported.imagenet_r().itertuples()]
+
+
+def blind_claims() -> list[tuple[str, str, list[str], str]]:
+    """What the blind scorers reach among the field on SugarCrepe: (claim, scorer, columns, among which)."""
+    return [("A text-only scorer beats all 202 checkpoints of the field on SugarCrepe's add subsets", "best",
+             ["sugarcrepe::add_obj", "sugarcrepe::add_att"], "all")]

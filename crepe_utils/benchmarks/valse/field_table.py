@@ -2,7 +2,7 @@
 average against the field's OpenAI ViT-B/32, averaged three ways.
 
 ``agreement``         the published average beside the field's pieces' mean, phenomena's mean and pooled items
-``agreement_checks``  the unweighted pieces' mean against the published average, within its printed rounding
+``check_agreement``  the unweighted pieces' mean against the published average, within its printed rounding
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def agreement(view: FieldView, published: pd.DataFrame | None = None, key: str =
             "openai_checkpoints": len(openai), "openai_min": float(means.min()), "openai_max": float(means.max())}
 
 
-def agreement_checks(average: dict, view: FieldView | None = None) -> list[Check]:
+def check_agreement(average: dict, view: FieldView | None = None) -> list[Check]:
     """VALSE's CLIP average pairwise accuracy against the unweighted mean of the field's OpenAI ViT-B/32 pieces."""
     group = view.group if view is not None else "field"
     claim = "vl_compo's OpenAI ViT-B/32 averages VALSE's CLIP pairwise accuracy over the pieces"
@@ -58,3 +58,9 @@ def agreement_checks(average: dict, view: FieldView | None = None) -> list[Check
               f"{average['openai_max']:.2f}. VALSE names its model CLIP (taken as ViT-B/32 here) and its per-piece "
               "values are not carried, so which pieces differ cannot be said")
     return [Check(claim, paper, f"{average['pieces_mean']:.2f}", PASS if ok else PAPER, detail, group)]
+
+
+def blind_claims() -> list[tuple[str, str, list[str], str]]:
+    """What the blind scorers reach among the field on VALSE: (claim, scorer, columns, among which)."""
+    return [("A text-only scorer beats all 202 checkpoints of the field on VALSE's existence piece", "best",
+             ["valse::existence"], "all")]

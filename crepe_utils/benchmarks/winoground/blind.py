@@ -9,7 +9,8 @@ Both are therefore 0; here they are computed through the project's scoring (:fun
 
 The scorers read two queries per example (:func:`caption_queries`), one per image, each with its
 own caption first; both carry the example's id as their image id, so a cross-fitted scorer keeps
-them in one fold.
+them in one fold. :func:`run` reads the data folder and gives every scorer's scores (notebooks 07 and 10);
+:func:`field_counts` them as k of N, as vl_compo's table counts them.
 """
 from __future__ import annotations
 
@@ -18,8 +19,15 @@ from typing import Sequence
 import numpy as np
 
 from ... import blind
-from ...errors import DataError
+from ...blind.runs import FAST_SCORERS, absent
+from ...claims.base import FAIL, NEEDS, PASS, Check
+from ...errors import CrepeError, DataError, error_line
+from .datasets import WINOGROUND_FILES
+from .metadata import load_examples
 from .scoring import METRICS, flags, ties
+from ...lazy import lazy
+
+pd = lazy("pandas")
 
 
 def caption_queries(examples: Sequence) -> list[blind.TextQuery]:
@@ -69,3 +77,59 @@ def evaluate(name: str, examples: Sequence,
     """Blind scorer ``name`` on Winoground's ``examples``: ((examples, 2) caption scores, :func:`summary`)."""
     captions = caption_scores(blind.score(name, caption_queries(examples), settings))
     return captions, summary(captions)
+
+
+HOW_TO_GET = "Winoground is gated: `make data-winoground` with `HF_TOKEN` (see README)"
+#: what its blind claim reads, and its group in ``make check``; the scorers it runs
+WHAT, GROUP = "winoground", "blind"
+CLAIM_SCORERS = FAST_SCORERS
+
+
+def run(data_dir=None, scorers=FAST_SCORERS, settings=blind.BlindSettings()) -> pd.DataFrame | str:
+    """Per scorer and metric (text, image, group): the score (%) with ties counted, and the tied examples."""
+    folder = WINOGROUND_FILES.dir(data_dir)
+    if absent(folder):
+        return f"No Winoground data found: {HOW_TO_GET}."
+    try:
+        frame, _ = load_examples(folder)
+    except CrepeError as exc:
+        return f"Winoground's files cannot be read ({error_line(exc)}); {HOW_TO_GET}."
+    examples = list(frame.itertuples(index=False))
+    rows = []
+    for name in scorers:
+        _, summary = evaluate(name, examples, settings)
+        rows += [{"scorer": name, "metric": m, "score": v["score"], "ties": v["ties"], "examples": v["examples"]}
+                 for m, v in summary.items()]
+    return pd.DataFrame(rows)
+
+
+def field_counts(scores: pd.DataFrame) -> list[dict]:
+    """Each scorer's k of N per score (text, image, group), ties counted: rows of column, scorer, k, n."""
+    return [{"column": f"winoground::{r.metric}", "scorer": r.scorer, "k": int(round(r.score * r.examples / 100)),
+             "n": int(r.examples)} for r in scores.itertuples()]
+
+
+def _needs(claim: str, paper: str) -> Check:
+    return Check(claim, paper, "—", NEEDS, f"no {WHAT} data ({HOW_TO_GET})", GROUP)
+
+
+def check_winoground_zero(table: pd.DataFrame | None) -> list[Check]:
+    """Every scorer of ``table`` (:func:`run`) scores 0 on text,
+    image and group: a text-only score is the same for both images, and the strict rule counts that tie."""
+    claim = "Every blind scorer scores 0 on Winoground's text, image and group scores (ties counted)"
+    paper = "0 by construction"
+    if table is None:
+        return [_needs(claim, paper)]
+    nonzero = table[table["score"] != 0]
+    ours = f"max {table['score'].max():.2f}" if len(table) else "—"
+    if table.empty or len(nonzero):
+        what = ", ".join(f"{r.scorer} {r.metric} {r.score:.2f}" for r in nonzero.itertuples()) or "no scores"
+        return [Check(claim, paper, ours, FAIL, what, GROUP)]
+    scorers = table["scorer"].nunique()
+    return [Check(claim, paper, ours, PASS, f"{scorers} scorers × {len(table) // scorers} metrics on "
+                  f"{int(table['examples'].iloc[0])} examples", GROUP)]
+
+
+def claims(result: pd.DataFrame | str | None) -> list[Check]:
+    """Its blind claim from :func:`run`'s table (a message or None: no data)."""
+    return check_winoground_zero(result if isinstance(result, pd.DataFrame) else None)

@@ -2,7 +2,7 @@
 row against the field's row of the same checkpoint, in examples.
 
 ``agreement``         per score: Table 3's k and the field's k of the 400 examples, and their difference
-``agreement_checks``  the agreement as a claim, within two examples
+``check_agreement``  the agreement as a claim, within two examples
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def agreement(view: FieldView, table3: pd.DataFrame | None = None, name: str = "
     return pd.DataFrame(out)
 
 
-def agreement_checks(agree: pd.DataFrame, view: FieldView | None = None) -> list[Check]:
+def check_agreement(agree: pd.DataFrame, view: FieldView | None = None) -> list[Check]:
     """Table 3's CLIP (ViT-B/32) row against the field's OpenAI ViT-B/32, in examples."""
     group = view.group if view is not None else "field"
     claim = f"vl_compo's OpenAI ViT-B/32 agrees within {AGREE_ITEMS} examples with Winoground Table 3's CLIP row"
