@@ -6,7 +6,11 @@ import pandas as pd
 from crepe_utils import blind
 from crepe_utils.benchmarks.crepe import reported
 from crepe_utils.benchmarks.sugarcrepe import reported as sugarcrepe_reported
-from crepe_utils.across import blind_prose as P
+from crepe_utils.benchmarks.crepe import blind_view as crepe_view
+from crepe_utils.benchmarks.sugarcrepe import blind_view as sugarcrepe_view
+from crepe_utils.benchmarks.sugarcrepe.blind import REPLACE_SWAP
+from crepe_utils.benchmarks.winoground import blind as winoground_blind
+from crepe_utils.chapters import blind_baselines as chapter
 
 
 def recall(rows: list[tuple]) -> pd.DataFrame:
@@ -26,14 +30,14 @@ def sugar(low_swap_obj: float = 51.4) -> pd.DataFrame:
 
 def test_the_sugarcrepe_finding_states_each_subset_with_its_interval_and_follows_them():
     published = sugarcrepe_reported.results()
-    text = P.sugarcrepe(sugar(), published)
+    text = sugarcrepe_view.text(sugar(), published)
     assert "beats chance (50%) on all 5 REPLACE and SWAP subsets" in text
     assert "replace_rel 73.8% [71.5, 76.1] of 245" in text and "swap_obj 57.6% [51.4, 63.7]" in text
     adversaries = published[published["model"].isin(("vera", "grammar"))
-                            & published["subset"].isin(P.REPLACE_SWAP)]["r1"]
+                            & published["subset"].isin(REPLACE_SWAP)]["r1"]
     assert f"score {adversaries.min():.1f}-{adversaries.max():.1f}%" in text
     assert "98.6% [97.7, 99.4] (add_att) and 97.5% [96.8, 98.2] (add_obj)" in text
-    text = P.sugarcrepe(sugar(low_swap_obj=49.0), published)
+    text = sugarcrepe_view.text(sugar(low_swap_obj=49.0), published)
     assert "beats chance" not in text and "above chance (50%) on 4 of the 5 REPLACE and SWAP subsets" in text
 
 
@@ -50,14 +54,14 @@ def toy(length_sc: float, length_uc: float, bigram_uc: float = 38.0) -> pd.DataF
 
 
 def test_the_toy_artefact_says_which_side_of_the_model_the_length_rule_lies():
-    text = P.toy_systematicity(toy(75.7, 71.2), (0, 1200, 1200))
+    text = crepe_view.toy_systematicity(toy(75.7, 71.2), (0, 1200, 1200))
     assert "75.7% [72.7, 78.7] (SC) and 71.2% [68.2, 74.2] (UC), above the tiny CLIP on both splits" in text
     assert "56.2% [53.2, 59.2] (SC) and 47.0% [44.0, 50.0] (UC)" in text
     assert "\"and\" is in 0 of 1,200 positives and in every negative of 1,200 of the 1,200 queries" in text
     assert "a rise of 32.3 points from SC to UC" in text
-    assert "below the tiny CLIP on both splits" in P.toy_systematicity(toy(40.0, 30.0), None)
-    assert "on different sides of the tiny CLIP" in P.toy_systematicity(toy(60.0, 30.0), None)
-    assert "a fall of 2.7 points" in P.toy_systematicity(toy(75.7, 71.2, bigram_uc=3.0), None)
+    assert "below the tiny CLIP on both splits" in crepe_view.toy_systematicity(toy(40.0, 30.0), None)
+    assert "on different sides of the tiny CLIP" in crepe_view.toy_systematicity(toy(60.0, 30.0), None)
+    assert "a fall of 2.7 points" in crepe_view.toy_systematicity(toy(75.7, 71.2, bigram_uc=3.0), None)
 
 
 def productivity_recall(length_4: float = 10.1) -> pd.DataFrame:
@@ -73,13 +77,13 @@ def productivity_recall(length_4: float = 10.1) -> pd.DataFrame:
 def test_the_productivity_paragraph_gives_each_scorers_hn_neg_range_and_the_rule_below_chance():
     published = reported.productivity()
     best = published[published["hn_type"] == "negate"].groupby("complexity")["r1"].max()
-    text = P.productivity(productivity_recall(), published)
+    text = crepe_view.productivity_text(productivity_recall(), published)
     assert "`blind:length` 10.1% (n = 4) to 82.0% (n = 8)" in text
     assert "`blind:negation` 98.4% (n = 4) to 99.2% (n = 12)" in text
     assert f"1 of 2 beat the best published model at both published endpoints ({best[4]:.2f}% at n = 4" in text
     assert "the fixed rules reach at most 0.0% (`blind:length`, atom-4), below chance (16.7%)" in text
     assert "gets 44.0-52.0% on these 3 files, the lower end of its 95% interval above chance on 3 of them" in text
-    assert "2 of 2 beat" in P.productivity(productivity_recall(length_4=99.0), published)
+    assert "2 of 2 beat" in crepe_view.productivity_text(productivity_recall(length_4=99.0), published)
 
 
 def explains(rows: list[tuple]) -> pd.DataFrame:
@@ -95,24 +99,24 @@ def test_the_length_paragraph_justifies_the_measure_by_the_balanced_counts_and_s
                       ("bigram-mean", "atom-4", "atom", 44.5, 0.0, 0.0, 1257, 1258)])
     sugar_explains = explains([("bigram", "add_att", "add_att", 99.7, 98.6, 98.7, 9, 692),
                                ("bigram-mean", "add_att", "add_att", 95.8, 98.6, 98.6, 9, 692)])
-    text = P.length(crepe, sugar_explains)
+    text = chapter.length([(crepe, crepe_view.LENGTH_CUE), (sugar_explains, sugarcrepe_view.LENGTH_CUE)])
     assert "0 of 1,262 queries of the HN-Neg files; 9 of 692 queries of the ADD subsets are length-balanced" in text
     assert "HN-Neg: 10.3% of `blind:bigram`'s wins are also the length rule's, which alone is right on 10.1%" in text
     assert "on the ADD subsets by -3.9 (add_att) to -3.9 (add_att) points" in text
     assert "on HN-Neg by -10.9 (negate-4)" in text and "on every other file by +2.0 (atom-4)" in text
-    assert P.length(None, None) == ""
+    assert chapter.length([(None, crepe_view.LENGTH_CUE), (None, sugarcrepe_view.LENGTH_CUE)]) == ""
 
 
 def test_winoground_and_the_data_line_and_the_closing_without_data():
     table = pd.DataFrame([{"scorer": s, "metric": m, "score": 0.0, "ties": t if m == "text" else 400,
                            "examples": 400} for s, t in (("negation", 400), ("bigram", 120))
                           for m in ("text", "image", "group")])
-    text = P.winoground(table)
+    text = winoground_blind.text(table)
     assert "of the 2 scorers is 0.0% on 400 examples" in text and "(tied captions: 120-400 per scorer)" in text
-    assert P.data_line({}) == "Every dataset this notebook reads is present."
-    assert P.data_line({"crepe": "No CREPE CSVs: `make data-text`."}).endswith("No CREPE CSVs: `make data-text`.")
-    closing = P.closing(None, None, None, None, reported.productivity())
+    assert chapter.data_line({}) == "Every dataset this notebook reads is present."
+    assert chapter.data_line({"crepe": "No CREPE CSVs: `make data-text`."}).endswith("No CREPE CSVs: `make data-text`.")
+    closing = chapter.closing([])
     assert "none of the benchmarks' texts" in closing
     settings = blind.BlindSettings(folds=7)
-    assert "into 7 folds by image" in P.scorers(settings, ("length", "bigram"))
-    assert "10<sup>-9</sup>" in P.scorers(settings, ("length",))
+    assert "into 7 folds by image" in chapter.scorers(settings, ("length", "bigram"))
+    assert "10<sup>-9</sup>" in chapter.scorers(settings, ("length",))

@@ -146,7 +146,7 @@ def test_the_systematicity_figure_draws_the_scorers_and_the_models_in_bold(syst_
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from crepe_utils.across import blind_figures
+    from crepe_utils.benchmarks.crepe import blind_view as crepe_view
 
     root, _ = syst_root
     models = pd.DataFrame([{"model": "m", "display": "M", "train_data": "laion", "hn_type": hn, "kind": "fixture",
@@ -154,7 +154,7 @@ def test_the_systematicity_figure_draws_the_scorers_and_the_models_in_bold(syst_
                             "UC_ci_high": 5.0, "n_SC": 14, "n_UC": 14, "chance": 25.0}
                            for hn in ("atom", "comp", "combined")])
     table = crepe_blind.systematicity_table(root, "laion", models=models, scorers=("length", "negation"), n_boot=50)
-    fig = blind_figures.systematicity(table, scorers=("length",))
+    fig = crepe_view.systematicity(table, scorers=("length",))
     assert len(fig.axes) == 3 and [ax.get_title() for ax in fig.axes] == [
         "laion: HN-Atom", "laion: HN-Comp", "laion: Combined"]
     for ax in fig.axes:

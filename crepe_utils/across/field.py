@@ -252,9 +252,9 @@ def _evaluated(results_dir) -> list[dict]:
 
 def evaluated_beside(results_dir, table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each evaluated result under ``results_dir`` of a checkpoint the field has, beside the field's number for
-    it: per column, the evaluated k of N (CREPE productivity pooled over the complexity files evaluated), the
-    field's, and the difference in items where both count the same N (``same_items``: SugarCrepe, Winoground,
-    VALSE's valid set; never CREPE, whose field number pools the archive's ``_all`` files)."""
+    it: per column, the evaluated k of N (pooled over the files evaluated where the column pools several), the
+    field's, and the difference in items where both count the same N (``same_items``: never for a column its
+    benchmark declares ``pooled``, whose field number pools files the release does not hold)."""
     columns = ["checkpoint", "column", "evaluated", "evaluated_k", "evaluated_n", "field", "field_n", "same_items",
                "diff_items"]
     rows = _evaluated(results_dir)

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .. import field
-from .blind_figures import SCORER_COLORS
+from ..analysis.reporting import SCORER_COLORS
 from ..lazy import lazy
 
 pd = lazy("pandas")
@@ -55,9 +55,9 @@ def scatter(table: pd.DataFrame, benchmark: str, corr: pd.DataFrame, ncols: int 
 
 
 def correlations(corr: pd.DataFrame, papers: pd.DataFrame):
-    """Left: r of every column against ImageNet with its 95% bootstrap interval, per set of checkpoints, and
-    SugarCrepe's published r (17 models). Right: R² of CREPE's pooled types with CREPE §5.4's HN-Swap R² (7
-    models, per complexity)."""
+    """Left: r of every column against ImageNet with its 95% bootstrap interval, per set of checkpoints, and the
+    papers' published r (``papers``' rows of kind r). Right: R² of the columns of the benchmark whose paper published
+    R² (its rows of kind r2, per complexity) beside that benchmark's columns over the field."""
     columns = list(dict.fromkeys(corr["column"]))
     fig = plt.figure(figsize=(13, 0.3 * len(columns) + 1.6))
     grid = fig.add_gridspec(3, 2, width_ratios=[2.2, 1])
@@ -68,28 +68,30 @@ def correlations(corr: pd.DataFrame, papers: pd.DataFrame):
         g = corr[corr["set"] == which].set_index("column").loc[columns]
         left.errorbar(g["r"], y + dy, xerr=[g["r"] - g["r_low"], g["r_high"] - g["r"]], fmt="o", ms=3.2, lw=1,
                       color=SET_COLORS[which], label=f"{which} ({int(g['n'].iloc[0])})")
-    sugar = papers[papers["kind"] == "r"]
-    left.scatter(sugar["paper_value"], [y[columns.index(c)] + 0.22 for c in sugar["column"]], marker="D", s=30,
-                 color="#C44E52", zorder=5, label="SugarCrepe's r (17 models)")
+    published_r = papers[papers["kind"] == "r"]
+    for (paper, models), rows in published_r.groupby(["paper", "paper_models"], sort=False):
+        left.scatter(rows["paper_value"], [y[columns.index(c)] + 0.22 for c in rows["column"]], marker="D", s=30,
+                     color="#C44E52", zorder=5, label=f"{paper}'s r ({models} models)")
     left.axvline(0, color="grey", lw=0.8)
     left.set_yticks(y, columns, fontsize=7.5)
     left.set(xlabel="Pearson r against ImageNet top-1", xlim=(-1.05, 1.05),
              title="Every column against ImageNet, 95% bootstrap intervals")
     left.legend(fontsize=7.5, loc="lower left")
-    crepe = list(field.COLUMNS["crepe-productivity"])
-    yc = np.arange(len(crepe))[::-1]
+    r2 = papers[papers["kind"] == "r2"]
+    r2_columns = list(field.COLUMNS[field.benchmark_of(r2["column"].iloc[0])])
+    yc = np.arange(len(r2_columns))[::-1]
     for which, dy in offsets.items():
-        g = corr[corr["set"] == which].set_index("column").loc[crepe]
+        g = corr[corr["set"] == which].set_index("column").loc[r2_columns]
         right.errorbar(g["r2"], yc + dy, xerr=[g["r2"] - g["r2_low"], g["r2_high"] - g["r2"]], fmt="o", ms=3.5,
                        lw=1, color=SET_COLORS[which])
-    for i, r in enumerate(papers[papers["kind"] == "r2"].itertuples()):
-        level = yc[crepe.index(r.column)] + 0.38
+    for i, r in enumerate(r2.itertuples()):
+        level = yc[r2_columns.index(r.column)] + 0.38
         right.scatter([r.paper_value], [level], marker="v", s=36, color="#C44E52", zorder=5)
         # the labels alternate in height: n = 4 and n = 8 lie 0.01 apart
         right.annotate(r.statistic.split("at ")[-1], (r.paper_value, level + 0.06 + 0.16 * (i % 2)), fontsize=7,
                        ha="left", va="bottom", color="#C44E52")
-    right.set_yticks(yc, crepe, fontsize=8)
-    right.set(xlabel="R² against ImageNet top-1", xlim=(0, 1), ylim=(-0.6, len(crepe) - 0.1),
+    right.set_yticks(yc, r2_columns, fontsize=8)
+    right.set(xlabel="R² against ImageNet top-1", xlim=(0, 1), ylim=(-0.6, len(r2_columns) - 0.1),
               title="CREPE: R², with §5.4's HN-Swap R² (▼, 7 models)")
     note = fig.add_subplot(grid[2, 1])
     note.axis("off")

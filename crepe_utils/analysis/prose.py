@@ -79,3 +79,25 @@ def change(delta: float, up: str = "gains", down: str = "loses", flat: str = "do
         return flat
     size = num(abs(delta), nd)
     return f"{up if delta > 0 else down} {size} {'point' if size == num(1, nd) else 'points'}"
+
+
+def pct(row, digits: int = 1) -> str:
+    """``r1`` with its 95% interval, from a row with ``r1``, ``ci_low``, ``ci_high``: "57.6% [55.2, 60.0]"."""
+    return f"{row['r1']:.{digits}f}% [{row['ci_low']:.{digits}f}, {row['ci_high']:.{digits}f}]"
+
+
+def pct_span(values) -> str:
+    """The range of percentages, one decimal: "57.6-73.8%", or one value when both ends print alike."""
+    lo, hi = float(min(values)), float(max(values))
+    return f"{lo:.1f}%" if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f}-{hi:.1f}%"
+
+
+def count_span(values) -> str:
+    """The range of counts: "3-7", or one count when both ends are equal."""
+    lo, hi = int(min(values)), int(max(values))
+    return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+
+def beats(value: float, other: float) -> str:
+    """Where ``value`` lies against ``other``: "above", "equal to" or "below"."""
+    return "above" if value > other else "equal to" if value == other else "below"

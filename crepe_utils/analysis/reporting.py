@@ -24,6 +24,10 @@ TRAIN_PALETTE = {
 }
 HN_LABELS = {"atom": "HN-Atom", "comp": "HN-Comp", "combined": "Combined", "swap": "HN-Swap",
              "negate": "HN-Neg", "all": "All negatives"}
+#: one colour per blind scorer, in every figure that draws them
+SCORER_COLORS = {"negation": "#C44E52", "length": "#DD8452", "wordfreq": "#937860", "wordfreq-cased": "#DA8BC3",
+                 "bigram": "#4C72B0", "bigram-cased": "#64B5CD", "bigram-mean": "#1B2A49", "classifier": "#55A868",
+                 "classifier-cased": "#8C8C8C"}
 STATUS_MARKS = {"pass": "✅ pass", "fail": "❌ fail", "paper inconsistency": "⚠️ paper inconsistency",
                 "holds in part": "◐ holds in part", "needs data": "… needs data"}
 

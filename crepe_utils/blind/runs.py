@@ -18,6 +18,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -35,6 +36,17 @@ FAST_SCORERS = ("negation", "length", "wordfreq", "wordfreq-cased", "bigram", "b
 BLIND_HARD_SCORERS = ("negation", "length", "wordfreq", "wordfreq-cased", "bigram", "bigram-cased")
 #: The rule every scorer's wins are set against by :func:`length_explains`.
 LENGTH = "length"
+
+@dataclass(frozen=True)
+class LengthCue:
+    """Where a benchmark builds negatives whose length gives them away (:func:`length_explains` rows it marks):
+    how a paragraph names those rows."""
+
+    applies: Callable[[pd.DataFrame], pd.Series]  #: rows of a :func:`length_explains` table → whether they are it
+    files: str                                     #: "the HN-Neg files"
+    label: str                                     #: "HN-Neg"
+    by: str                                        #: "on HN-Neg by"
+
 
 @dataclass(frozen=True)
 class BlindRun:

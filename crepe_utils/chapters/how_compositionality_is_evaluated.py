@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import blind, escaping, metrics
+from .. import benchmarks, blind, escaping, metrics
 from ..analysis import reporting
 from ..blind.folds import fold_of
 from ..benchmarks.crepe import queries as crepe_queries
@@ -563,10 +563,13 @@ def exercises(scored: Scored, index: int, ties: pd.DataFrame, negate_ties: pd.Da
         "cross left of a square\" is true wherever the caption is): check each one against the picture. A negative "
         "with as many words as the caption, no negation and words as common (the colour moved to the other object), "
         "leaves only the picture to decide: that is what a hard negative is for."))
-    out.append(_answer(
-        f"**{len(out) + 1}.** Winoground compares each of two images with two captions made of the same words. "
-        "Why does no blind scorer ever get an example's text score right?",
-        "The text score needs the first image to prefer the first caption and the second image the second. A "
-        "blind scorer gives a caption the same score whatever the image, so one of the two strict comparisons "
-        "fails whatever the scores: both cannot hold at once, and a tie fails both."))
+    for question, answer in folder_exercises():
+        out.append(_answer(f"**{len(out) + 1}.** {question}", answer))
     return "\n".join(out)
+
+
+def folder_exercises() -> list[tuple[str, str]]:
+    """The exercises benchmark folders add about themselves (their ``blind.EXERCISE``: question, answer), in
+    registry order."""
+    found = (benchmarks.part(name, "blind") for name in benchmarks.FOLDERS)
+    return [m.EXERCISE for m in found if m is not None and hasattr(m, "EXERCISE")]

@@ -20,6 +20,7 @@ import numpy as np
 
 from ... import blind
 from ...blind.runs import FAST_SCORERS, absent
+from ...analysis.prose import count_span
 from ...claims.base import FAIL, NEEDS, PASS, Check
 from ...errors import CrepeError, DataError, error_line
 from .datasets import WINOGROUND_FILES
@@ -80,6 +81,12 @@ def evaluate(name: str, examples: Sequence,
 
 
 HOW_TO_GET = "Winoground is gated: `make data-winoground` with `HF_TOKEN` (see README)"
+#: the teaching notebook's exercise on it: (question, answer)
+EXERCISE = ("Winoground compares each of two images with two captions made of the same words. Why does no blind "
+            "scorer ever get an example's text score right?",
+            "The text score needs the first image to prefer the first caption and the second image the second. A "
+            "blind scorer gives a caption the same score whatever the image, so one of the two strict comparisons "
+            "fails whatever the scores: both cannot hold at once, and a tie fails both.")
 #: what its blind claim reads, and its group in ``make check``; the scorers it runs
 WHAT, GROUP = "winoground", "blind"
 CLAIM_SCORERS = FAST_SCORERS
@@ -133,3 +140,21 @@ def check_winoground_zero(table: pd.DataFrame | None) -> list[Check]:
 def claims(result: pd.DataFrame | str | None) -> list[Check]:
     """Its blind claim from :func:`run`'s table (a message or None: no data)."""
     return check_winoground_zero(result if isinstance(result, pd.DataFrame) else None)
+
+
+def text(table: pd.DataFrame) -> str:
+    """Notebook 07's paragraph on Winoground, which gets no panel: every score is 0, with the ties that decide it."""
+    n = int(table["examples"].iloc[0])
+    top = float(table["score"].max())
+    text = table[table["metric"] == "text"]
+    image = table[table["metric"] == "image"]
+    return (f"**Winoground**: the highest text, image or group score of the {table['scorer'].nunique()} scorers is "
+            f"{top:.1f}% on {n} examples, so there is nothing to draw. A text-only score gives both images the same "
+            f"numbers: the image score's comparisons tie on {count_span(image['ties'])} of {n} examples per scorer, "
+            "and the text score would need each caption to score above the other (tied captions: "
+            f"{count_span(text['ties'])} per scorer).")
+
+
+def closing_sentences(table: pd.DataFrame) -> list[str]:
+    """Notebook 07's closing sentence on Winoground: no blind score gets anywhere."""
+    return [f"Winoground cannot be solved this way: no blind score exceeds {table['score'].max():.1f}%."]
