@@ -31,6 +31,7 @@ LAYERS = [
     ["evaluate_command"],
     ["runs"],
     ["suite"],
+    ["compare"],
     ["toy", "site", "notebooks"],
     ["cli"],
     ["api"],

@@ -21,7 +21,7 @@ from ...digests import sha256_file
 from ...errors import DataError
 from ...imagesets.visual_genome import VISUAL_GENOME, ImageIndex
 from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources, limited
-from ...protocol.retrieval import RETRIEVAL
+from ...protocol.retrieval import RETRIEVAL, field_counts
 from . import queries as Q, roster
 from .datasets import CREPE_CSVS
 
@@ -132,7 +132,9 @@ PRODUCTIVITY = Benchmark(
              Option("complexities", "complexity n", Q.COMPLEXITIES, type=int, many=True),
              Option("all_negatives", "the 16-candidate all-negatives sets of app. B.3", type=bool, default=True)),
     load=load_productivity, agree=_productivity_agrees, folder=lambda s: "productivity",
-    roster=roster.PRODUCTIVITY_MODELS,
+    roster=roster.PRODUCTIVITY_MODELS, field=lambda summary, manifest, tie_policy: field_counts(
+        summary, tie_policy, group="hn_type", prefix="crepe::", keep=lambda s: s["hn_type"] != ALL_NEGATIVES,
+        how="its HN type's complexity files pooled (k and N summed over n), as the field pools a type"),
     honours=frozenset({"limit", "on_bad_row"}), notebooks=("01_benchmark_totals", "03_productivity",
                                                            "04_imagenet_correlation"))
 

@@ -26,7 +26,7 @@ from ...protocol.benchmark import Benchmark, Option
 from .data import LAYOUTS
 from .datasets import WINOGROUND_FILES
 from .queries import load
-from .rule import WINOGROUND_RULE
+from .rule import WINOGROUND_RULE, field_counts
 from .statistics import GROUPINGS
 
 WINOGROUND = Benchmark(
@@ -42,7 +42,7 @@ WINOGROUND = Benchmark(
                                 "to the data when present)", type=(str, os.PathLike), default="auto"),
              Option("grouping", "how the 4 groups of the appendix-A interval are formed (id order)", GROUPINGS,
                     default="contiguous")),
-    load=load, folder=lambda s: "winoground", notebooks=("05_winoground",))
+    load=load, folder=lambda s: "winoground", notebooks=("05_winoground",), field=field_counts)
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "Winoground"
