@@ -20,7 +20,7 @@ lowest first:
 ``evaluation``, ``evaluate_command``, ``runs``
                  ``evaluate()``, its command, and many jobs on one device or several
 ``suite``        what is about several benchmarks: ``make check``, the models table, the data, blind scorers
-``compare``      is B better than A (paired by query), and where results stand among the field's checkpoints
+``versus``       is B better than A (paired by query), and where results stand among the field's checkpoints
 ``toy``, ``site``, ``notebooks``
                  the compositional toy world; the website and its browser check; papermill runs
 ``cli``, ``api`` ``python -m crepe_utils ...``; the Python entry points below

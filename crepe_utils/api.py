@@ -17,7 +17,7 @@ from . import benchmarks
 from .results import store
 from .settings import EvaluationSettings
 from .toy import pipeline
-from .compare.output import compare, standing
+from .versus.output import compare, standing
 from .lazy import lazy
 
 pd = lazy("pandas")

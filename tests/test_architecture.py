@@ -31,7 +31,7 @@ LAYERS = [
     ["evaluate_command"],
     ["runs"],
     ["suite"],
-    ["compare"],
+    ["versus"],
     ["toy", "site", "notebooks"],
     ["cli"],
     ["api"],

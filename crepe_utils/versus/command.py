@@ -1,5 +1,5 @@
 """``python -m crepe_utils compare A B --out DIR`` and ``python -m crepe_utils standing RESULTS... --out DIR``: thin
-fronts to :func:`crepe_utils.compare.output.compare` and :func:`~crepe_utils.compare.output.standing`,
+fronts to :func:`crepe_utils.versus.output.compare` and :func:`~crepe_utils.versus.output.standing`,
 which ``crepe_utils.compare(...)`` and ``crepe_utils.standing(...)`` are."""
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ def strips_figure(result: Standing):
 
 def compare(a: str | os.PathLike, b: str | os.PathLike, *, tie_policy: str = "pessimistic",
             out: str | os.PathLike | None = None) -> Comparison:
-    """B against A, paired by query (:func:`crepe_utils.compare.pairing.compare`); written to ``out`` when given.
+    """B against A, paired by query (:func:`crepe_utils.versus.pairing.compare`); written to ``out`` when given.
     Nothing is written when either result cannot be read or the two cannot be compared."""
     result = pairing.compare(a, b, tie_policy)
     if out is not None:
@@ -92,7 +92,7 @@ def compare(a: str | os.PathLike, b: str | os.PathLike, *, tie_policy: str = "pe
 
 def standing(results, *, tie_policy: str = "pessimistic", columns=None,
              out: str | os.PathLike | None = None) -> Standing:
-    """The results placed among the field (:func:`crepe_utils.compare.standing.standing`); written to ``out`` when
+    """The results placed among the field (:func:`crepe_utils.versus.standing.standing`); written to ``out`` when
     given. Nothing is written when a result cannot be read or a column is not the field table's."""
     result = standing_module.standing(results, tie_policy, columns)
     if out is not None:
