@@ -8,7 +8,7 @@ import numpy as np
 
 from ..analysis import paired
 from ..lazy import lazy
-from .pairing import POOLED, set_label
+from .pairing import POOLED, set_label, telling_key
 
 pd = lazy("pandas")
 plt = lazy("matplotlib.pyplot")
@@ -20,7 +20,7 @@ FIELD_COLOR, MODEL_COLOR, BLIND_COLOR = "#9A9A9A", "#C44E52", "#DD8452"
 def forest(result, title: str | None = None):
     """B − A per set with its paired interval (the pooled row last, in red), zero dashed."""
     rows = [r for r in result.table.to_dict("records") if r["n_paired"]]
-    labels = [set_label(r, result.row_key) for r in rows]
+    labels = [set_label(r, telling_key(result)) for r in rows]
     fig, ax = plt.subplots(figsize=(7.2, 0.9 + 0.32 * max(len(rows), 1)))
     for y, row in enumerate(rows):
         color = POOLED_COLOR if row["scope"] == POOLED else SET_COLOR

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import benchmarks
-from ..analysis import paired
+from ..analysis import paired, uncertainty
 from ..errors import CrepeError
 from ..protocol.tables import key_text
 from ..results import store
@@ -190,12 +190,18 @@ def set_label(row: dict, key) -> str:
     return " ".join(shown) or "all"
 
 
+def telling_key(result: Comparison) -> tuple:
+    """The key columns whose value differs between the sets (one that every set shares names none of them)."""
+    sets = result.sets
+    return tuple(k for k in result.row_key if sets[k].astype(str).nunique() > 1) or result.row_key
+
+
 def summary_lines(result: Comparison) -> list[str]:
     """One terminal line per set (and the pooled one): B − A with its interval, the counts and the p-values."""
     lines = [f"B = {result.b} against A = {result.a} ({result.benchmark}; ties {result.tie_policy}; "
              f"95% interval: {paired.INTERVAL_METHOD}; p: {paired.TEST_METHOD}, Holm-adjusted over the sets)"]
     for row in result.table.to_dict("records"):
-        name = set_label(row, result.row_key)
+        name = set_label(row, telling_key(result))
         if not row["n_paired"]:
             lines.append(f"{name}: no paired query ({row['n_unpaired']} unpaired)")
             continue
@@ -204,3 +210,33 @@ def summary_lines(result: Comparison) -> list[str]:
                      f"{row['diff_ci_high']:+.2f}] over {row['n_paired']} paired queries (only A {row['only_a']}, "
                      f"only B {row['only_b']}; unpaired {row['n_unpaired']}); p = {row['p_value']:.3g}{holm}")
     return lines
+
+
+def both_ways(result: Comparison) -> pd.DataFrame:
+    """Per compared row (sets, then pooled): the same difference with its paired interval, with the interval two
+    independent samples of the same size would give (Newcombe, unpaired), and with each model's own Wilson
+    interval (whether they overlap); the widths, and how many queries the independent designs would need to be as
+    decisive as the paired one (widths scale as 1/√n): ``queries_to_match`` n × (independent / paired width)², and
+    ``queries_to_separate`` n × ((A's width + B's width) / paired width)², for the two own intervals to part as
+    the paired interval leaves zero."""
+    rows = []
+    for row in result.table.to_dict("records"):
+        if not row["n_paired"]:
+            continue
+        t = paired.Table(row["a_correct"] - row["only_a"], row["only_a"], row["only_b"],
+                         row["n_paired"] - row["a_correct"] - row["only_b"])
+        low, high = paired.independent_interval(t)
+        width_p, width_i = row["diff_ci_high"] - row["diff_ci_low"], high - low
+        a_low, a_high = uncertainty.wilson(row["a_correct"], row["n_paired"])
+        b_low, b_high = uncertainty.wilson(row["b_correct"], row["n_paired"])
+        ratio = width_i / width_p if width_p > 0 else math.nan
+        own = ((a_high - a_low) + (b_high - b_low)) / width_p if width_p > 0 else math.nan
+        rows.append({"label": set_label(row, telling_key(result)), "n_paired": row["n_paired"], "diff_pp": row["diff_pp"],
+                     "diff_ci_low": row["diff_ci_low"], "diff_ci_high": row["diff_ci_high"],
+                     "independent_low": low, "independent_high": high, "a_low": a_low, "a_high": a_high,
+                     "b_low": b_low, "b_high": b_high, "own_intervals_overlap": bool(a_high >= b_low and b_high >= a_low),
+                     "paired_excludes_zero": bool(row["diff_ci_low"] > 0 or row["diff_ci_high"] < 0),
+                     "paired_width": width_p, "independent_width": width_i, "width_ratio": ratio,
+                     "queries_to_match": math.ceil(row["n_paired"] * ratio ** 2) if ratio == ratio else math.nan,
+                     "queries_to_separate": math.ceil(row["n_paired"] * own ** 2) if own == own else math.nan})
+    return pd.DataFrame(rows)

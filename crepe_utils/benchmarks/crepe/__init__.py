@@ -136,7 +136,7 @@ PRODUCTIVITY = Benchmark(
         summary, tie_policy, group="hn_type", prefix="crepe::", keep=lambda s: s["hn_type"] != ALL_NEGATIVES,
         how="its HN type's complexity files pooled (k and N summed over n), as the field pools a type"),
     honours=frozenset({"limit", "on_bad_row"}), notebooks=("01_benchmark_totals", "03_productivity",
-                                                           "04_imagenet_correlation"))
+                                                           "04_imagenet_correlation", "11_is_it_better"))
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "CREPE"
