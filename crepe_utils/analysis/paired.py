@@ -31,6 +31,23 @@ LEVEL = uncertainty.LEVEL
 INTERVAL_METHOD = "Newcombe's hybrid score interval for paired proportions (1998, method 10)"
 TEST_METHOD = "exact McNemar test (binomial, two-sided)"
 ADJUSTMENT_METHOD = "Holm's step-down adjustment"
+#: where each method comes from
+CITATIONS = {
+    "interval": "Newcombe, Improved confidence intervals for the difference between binomial proportions based on "
+                "paired data, Statistics in Medicine 17(22):2635-2650, 1998 (method 10)",
+    "test": "McNemar, Note on the sampling error of the difference between correlated proportions or percentages, "
+            "Psychometrika 12(2):153-157, 1947 (its exact, binomial form)",
+    "adjustment": "Holm, A simple sequentially rejective multiple test procedure, Scandinavian Journal of "
+                  "Statistics 6(2):65-70, 1979",
+}
+
+
+def methods_note() -> str:
+    """One Markdown paragraph naming the interval, the test and the adjustment, with their sources."""
+    return (f"**Method.** Per set, B − A in R@1 points with a 95% interval by {INTERVAL_METHOD} "
+            f"({CITATIONS['interval']}); the {TEST_METHOD}: the queries only B gets right among the queries only one "
+            f"of the two gets right, against a binomial at 1/2 ({CITATIONS['test']}); {ADJUSTMENT_METHOD} over the "
+            f"sets of a comparison ({CITATIONS['adjustment']}). Ties count against a model (pessimistic).")
 
 
 @dataclass(frozen=True)
