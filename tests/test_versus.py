@@ -268,3 +268,34 @@ def test_standing_writes_its_page(tmp_path):
     html = (tmp_path / "out" / "standing.html").read_text(encoding="utf-8")
     assert "<b>model</b>" not in html and "&lt;b&gt;model&lt;/b&gt;" in html
     assert pairing.POOLED == "pooled"
+
+
+@pytest.mark.shared
+@pytest.mark.slow                   # 13 s: two blind scorers over 7,511 pairs
+def test_compare_and_standing_on_blind_results_of_the_released_sugarcrepe(shared_sugarcrepe, tmp_path):
+    """Two blind scorers evaluated on the released JSONs, compared and placed: the pairs recounted here from the
+    two per-query logs read with the csv module, joined by query id."""
+    from crepe_utils.evaluation import Run
+    folders = {}
+    for scorer in ("blind:length", "blind:negation"):
+        summary = crepe_utils.evaluate(scorer, "sugarcrepe", run=Run(data_dir=shared_sugarcrepe, out=str(tmp_path),
+                                                                     progress=False, cache_dir=False))
+        folders[scorer] = Path(summary.attrs["result_dir"])
+
+    def outcomes(folder):
+        with gzip.open(folder / "per_query.csv.gz", "rt", encoding="utf-8") as fh:
+            return {r["query_id"]: (r["subset"], int(r["rank"]) == 1) for r in csv.DictReader(fh)}
+    a, b = outcomes(folders["blind:length"]), outcomes(folders["blind:negation"])
+    result = crepe_utils.compare(folders["blind:length"], folders["blind:negation"], out=tmp_path / "cmp")
+    pooled = result.pooled
+    assert pooled["n_paired"] == len(a) == len(b) == 7511 and pooled["n_unpaired"] == 0
+    assert pooled["only_a"] == sum(a[q][1] and not b[q][1] for q in a)
+    assert pooled["only_b"] == sum(b[q][1] and not a[q][1] for q in a)
+    for row in result.sets.to_dict("records"):
+        ids = [q for q in a if a[q][0] == row["subset"]]
+        assert (row["n_paired"], row["a_correct"]) == (len(ids), sum(a[q][1] for q in ids))
+    placed = crepe_utils.standing(list(folders.values())).table
+    row = placed[(placed["model"] == "blind:length") & (placed["column"] == "sugarcrepe::swap_obj")].iloc[0]
+    k = sum(ok for subset, ok in a.values() if subset == "swap_obj")
+    assert (row["model_k"], row["model_n"]) == (k, 245)
+    assert row["field_below"] == sum(v < 100 * k / 245 for _, v in field_column("sugarcrepe::swap_obj"))

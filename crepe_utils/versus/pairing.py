@@ -196,6 +196,15 @@ def telling_key(result: Comparison) -> tuple:
     return tuple(k for k in result.row_key if sets[k].astype(str).nunique() > 1) or result.row_key
 
 
+def p_text(p: float) -> str:
+    """``= 0.54``, ``= 3.0e-32``, or ``< 1e-300`` where the binomial tail underflows a double (``= –``: no test)."""
+    if math.isnan(p):
+        return "= –"
+    if p == 0.0:
+        return "< 1e-300"
+    return f"= {p:.2g}" if p >= 1e-4 else f"= {p:.1e}"
+
+
 def summary_lines(result: Comparison) -> list[str]:
     """One terminal line per set (and the pooled one): B − A with its interval, the counts and the p-values."""
     lines = [f"B = {result.b} against A = {result.a} ({result.benchmark}; ties {result.tie_policy}; "
@@ -205,10 +214,10 @@ def summary_lines(result: Comparison) -> list[str]:
         if not row["n_paired"]:
             lines.append(f"{name}: no paired query ({row['n_unpaired']} unpaired)")
             continue
-        holm = "" if math.isnan(row["p_holm"]) else f", Holm p = {row['p_holm']:.3g}"
+        holm = "" if math.isnan(row["p_holm"]) else f", Holm p {p_text(row['p_holm'])}"
         lines.append(f"{name}: B − A = {row['diff_pp']:+.2f} points [{row['diff_ci_low']:+.2f}, "
                      f"{row['diff_ci_high']:+.2f}] over {row['n_paired']} paired queries (only A {row['only_a']}, "
-                     f"only B {row['only_b']}; unpaired {row['n_unpaired']}); p = {row['p_value']:.3g}{holm}")
+                     f"only B {row['only_b']}; unpaired {row['n_unpaired']}); p {p_text(row['p_value'])}{holm}")
     return lines
 
 

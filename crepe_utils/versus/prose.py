@@ -2,11 +2,10 @@
 paired-against-independent table, a standing's rows): every number and direction word comes from those values."""
 from __future__ import annotations
 
-import math
 
 from .. import escaping
 from ..analysis.prose import count, how_many, interval, num
-from .pairing import POOLED
+from .pairing import POOLED, p_text
 
 
 def _name(model: str) -> str:
@@ -26,7 +25,7 @@ def comparison(result) -> str:
     text = (f"Pooled over {count(int(pooled['n_paired']))} paired queries ({escaping.markdown(result.pooled_means)}), "
             f"{_name(result.b)} (B) minus {_name(result.a)} (A) is {num(d, signed=True)} points, 95% interval "
             f"{interval(pooled['diff_ci_low'], pooled['diff_ci_high'], signed=True)}, exact McNemar p "
-            f"{_p(pooled['p_value'])} ({count(int(pooled['only_b']))} queries only B gets right, "
+            f"{p_text(pooled['p_value'])} ({count(int(pooled['only_b']))} queries only B gets right, "
             f"{count(int(pooled['only_a']))} only A): {verdict}.")
     if len(sets):
         text += (f" Set by set, the paired interval lies above zero in {how_many(above, 'set')} and below it in "
@@ -35,15 +34,6 @@ def comparison(result) -> str:
     if pooled["n_unpaired"]:
         text += f" {count(int(pooled['n_unpaired']))} queries are in one run only and are left out of the pairs."
     return text
-
-
-def _p(p: float) -> str:
-    """``= 0.54``, ``= 3.0e-32``, or ``< 1e-300`` where the binomial tail underflows a double."""
-    if math.isnan(p):
-        return "= –"
-    if p == 0.0:
-        return "< 1e-300"
-    return f"= {p:.2g}" if p >= 1e-4 else f"= {p:.1e}"
 
 
 def both_ways(table, which: str = POOLED) -> str:
