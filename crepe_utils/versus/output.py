@@ -46,7 +46,7 @@ def standing_page(result: Standing, figure: str = f"{STANDING_FIGURE}.svg") -> s
             + "\n".join(notes) + "\n")
 
 
-def standing_html(page_markdown: str, result: Standing, figure: str = f"{STANDING_FIGURE}.svg") -> str:
+def standing_html(result: Standing, figure: str = f"{STANDING_FIGURE}.svg") -> str:
     """The standing as one HTML page (the same table; every text from a result escaped)."""
     head = "".join(f"<th>{escaping.html(c)}</th>" for c in PAGE_COLUMNS)
     body = "".join("<tr>" + "".join(f"<td>{escaping.html(_cell(v))}</td>" for v in row) + "</tr>"
@@ -68,9 +68,8 @@ def write_standing(result: Standing, out: str | os.PathLike) -> Path:
     with atomic_directory(Path(out), "the standing folder", ", or pass another --out") as tmp:
         result.table.to_csv(tmp / STANDING_CSV, index=False, float_format="%.6g")
         save_figure(strips_figure(result), STANDING_FIGURE, tmp, formats=("svg",), show=False)
-        page = standing_page(result)
-        (tmp / STANDING_PAGE).write_text(escaping.page(page), encoding="utf-8")
-        (tmp / STANDING_HTML).write_text(standing_html(page, result), encoding="utf-8")
+        (tmp / STANDING_PAGE).write_text(escaping.page(standing_page(result)), encoding="utf-8")
+        (tmp / STANDING_HTML).write_text(escaping.page(standing_html(result)), encoding="utf-8")
     return Path(out)
 
 
