@@ -92,7 +92,8 @@ def test_holm_runs_over_the_sets_of_the_file_only(tmp_path):
             rows_a.append(q(f"{subset}a{i}", subset, True)), rows_b.append(q(f"{subset}a{i}", subset, False))
         for i in range(n_b_only):
             rows_a.append(q(f"{subset}b{i}", subset, False)), rows_b.append(q(f"{subset}b{i}", subset, True))
-    result = crepe_utils.compare(write_result(tmp_path / "a", "m:a", rows_a), write_result(tmp_path / "b", "m:b", rows_b))
+    a, b = write_result(tmp_path / "a", "m:a", rows_a), write_result(tmp_path / "b", "m:b", rows_b)
+    result = crepe_utils.compare(a, b)
     sets = result.sets.set_index("subset")
     p = {s: 2 * sum(math.comb(a + b, i) for i in range(min(a, b) + 1)) / 2 ** (a + b)
          for s, (a, b) in {"s1": (0, 9), "s2": (1, 7), "s3": (3, 4)}.items()}

@@ -34,7 +34,7 @@ ADJUSTMENT_METHOD = "Holm's step-down adjustment"
 #: where each method comes from
 CITATIONS = {
     "interval": "Newcombe, Improved confidence intervals for the difference between binomial proportions based on "
-                "paired data, Statistics in Medicine 17(22):2635-2650, 1998 (method 10)",
+                "paired data, Statistics in Medicine 17(22):2635-2650, 1998",
     "test": "McNemar, Note on the sampling error of the difference between correlated proportions or percentages, "
             "Psychometrika 12(2):153-157, 1947 (its exact, binomial form)",
     "adjustment": "Holm, A simple sequentially rejective multiple test procedure, Scandinavian Journal of "

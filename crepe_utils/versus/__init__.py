@@ -10,6 +10,7 @@
 ``prose``     the sentences of the "Is it better?" notebook, built from the numbers shown beside them
 
 Nothing here names a benchmark: what "correct" is for a benchmark's rows is its scoring rule's ``outcomes``
-(:class:`crepe_utils.protocol.benchmark.ScoringRule`), and how its rows make a field column is its declaration's ``field``.
+(:class:`crepe_utils.protocol.benchmark.ScoringRule`), and how its rows make a field column is its declaration's
+``field``.
 """
 from __future__ import annotations

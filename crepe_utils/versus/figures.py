@@ -24,7 +24,8 @@ def forest(result, title: str | None = None):
     fig, ax = plt.subplots(figsize=(7.2, 0.9 + 0.32 * max(len(rows), 1)))
     for y, row in enumerate(rows):
         color = POOLED_COLOR if row["scope"] == POOLED else SET_COLOR
-        ax.errorbar(row["diff_pp"], y, xerr=[[row["diff_pp"] - row["diff_ci_low"]], [row["diff_ci_high"] - row["diff_pp"]]],
+        err = [[row["diff_pp"] - row["diff_ci_low"]], [row["diff_ci_high"] - row["diff_pp"]]]
+        ax.errorbar(row["diff_pp"], y, xerr=err,
                     fmt="D" if row["scope"] == POOLED else "o", color=color, ms=5, capsize=2.5, lw=1.2)
     ax.axvline(0.0, color="grey", ls="--", lw=0.8)
     ax.set_yticks(range(len(rows)), labels, fontsize=7.5)

@@ -240,10 +240,12 @@ def both_ways(result: Comparison) -> pd.DataFrame:
         b_low, b_high = uncertainty.wilson(row["b_correct"], row["n_paired"])
         ratio = width_i / width_p if width_p > 0 else math.nan
         own = ((a_high - a_low) + (b_high - b_low)) / width_p if width_p > 0 else math.nan
-        rows.append({"label": set_label(row, telling_key(result)), "n_paired": row["n_paired"], "diff_pp": row["diff_pp"],
+        rows.append({"label": set_label(row, telling_key(result)), "n_paired": row["n_paired"],
+                     "diff_pp": row["diff_pp"],
                      "diff_ci_low": row["diff_ci_low"], "diff_ci_high": row["diff_ci_high"],
                      "independent_low": low, "independent_high": high, "a_low": a_low, "a_high": a_high,
-                     "b_low": b_low, "b_high": b_high, "own_intervals_overlap": bool(a_high >= b_low and b_high >= a_low),
+                     "b_low": b_low, "b_high": b_high,
+                     "own_intervals_overlap": bool(a_high >= b_low and b_high >= a_low),
                      "paired_excludes_zero": bool(row["diff_ci_low"] > 0 or row["diff_ci_high"] < 0),
                      "paired_width": width_p, "independent_width": width_i, "width_ratio": ratio,
                      "queries_to_match": math.ceil(row["n_paired"] * ratio ** 2) if ratio == ratio else math.nan,
