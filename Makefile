@@ -113,7 +113,7 @@ check-claims-page-current: $(VENV_STAMP) ## `make check`, failing also when docs
 # ---------------------------------------------------------------- notebooks (published numbers)
 notebooks: $(NOTEBOOKS) ## run the paper notebooks (published numbers, plus evaluated results when present)
 
-$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 00_... to 05_..., 07_..., 08_...
+$(NOTEBOOKS): %: $(BUILD)/%.ipynb ## run one notebook, e.g. `make 02_systematicity`: 00_... to 05_..., 07_... to 11_...
 
 # Read by the notebooks besides the package: evaluated results (every notebook shows them when present) and the
 # data files of the benchmarks each is about (NB_DATA_<notebook>, in build/deps.mk, from the registry).
@@ -126,6 +126,10 @@ NB_AFTER_07_blind_baselines  = $(TOY_DIR)/.done
 # 00 lets a reader try the toy world's model on captions of their own, and works its data when CREPE's are absent.
 NB_AFTER_00_how_compositionality_is_evaluated = $(TOY_DIR)/.done
 NB_PARAMS_07_blind_baselines = -p toy_dir $(TOY_DIR)
+# 11 compares the toy world's model with blind scorers and places it among the field, so it runs after the toy world;
+# the blind scorers' results it writes go to the build folder, never to results/.
+NB_AFTER_11_is_it_better     = $(TOY_DIR)/.done
+NB_PARAMS_11_is_it_better    = -p toy_dir $(TOY_DIR) -p work_dir $(BUILD)/is_it_better
 NB_PARAMS_00_how_compositionality_is_evaluated = -p toy_dir $(TOY_DIR)
 
 .SECONDEXPANSION:
@@ -222,7 +226,7 @@ docs-check: docs $(DOCS_STAMP) ## every page in headless Chromium: images, links
 # Only what make builds here (never data, weights, results, caches, or the device check's
 # $(BUILD)/device_check.json, a measurement on a machine one may not have again).
 clean: ## remove executed notebooks, their HTML and the website (keeps data, weights, results and caches)
-	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/nodata $(BUILD)/site $(BUILD)/docs-check $(BUILD)/deps.mk
+	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/is_it_better $(BUILD)/nodata $(BUILD)/site $(BUILD)/docs-check $(BUILD)/deps.mk
 
 clean-venv: ## remove the virtual environment
 	rm -rf $(VENV)

@@ -22,12 +22,14 @@ lowest first:
 ``across``       analyses across benchmarks: blind scorers, the field's 202 checkpoints, one benchmark beside another
 ``commands``     the commands that span the benchmarks: ``check``, ``models``, ``download`` and the released text
 ``chapters``     the notebooks as pages, and a notebook's own material beside its name (the teaching notebook, 00)
+``versus``       is B better than A (paired by query), and where results stand among the field's checkpoints
 ``toy``, ``site``, ``notebooks``
                  the compositional toy world; the website and its browser check; papermill runs
 ``cli``, ``api`` ``python -m crepe_utils ...``; the Python entry points below
 
 Entry points for notebooks and scripts (see README): ``crepe_utils.evaluate`` (any benchmark),
-``load_results`` (any scoring rule), ``toy_world`` (in :mod:`crepe_utils.api`).
+``load_results`` (any scoring rule), ``toy_world``, ``compare`` (two results paired by query) and ``standing``
+(results among the field's 202 checkpoints) (in :mod:`crepe_utils.api`).
 
 Importing the package is cheap: torch and open_clip are imported only by the functions that
 need them.
@@ -35,7 +37,7 @@ need them.
 __version__ = "0.1.0"
 
 #: The Python entry points (``crepe_utils.evaluate(...)``), loaded from :mod:`crepe_utils.api` on first use.
-API = ("evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "toy_world")
+API = ("evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "toy_world", "compare", "standing")
 
 
 def __getattr__(name: str):

@@ -17,11 +17,12 @@ from . import benchmarks
 from .results import store
 from .settings import EvaluationSettings
 from .toy import pipeline
+from .versus.output import compare, standing
 from .lazy import lazy
 
 pd = lazy("pandas")
 
-__all__ = ["evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "toy_world"]
+__all__ = ["evaluate", "Run", "Selection", "EvaluationSettings", "load_results", "toy_world", "compare", "standing"]
 
 
 def load_results(root: str | os.PathLike | None, scoring: str = "retrieval") -> pd.DataFrame:

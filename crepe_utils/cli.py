@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate-paper": ("crepe_utils.runs.scheduling", "evaluate the papers' models on their benchmarks (make evaluate)"),
     "check": ("crepe_utils.commands.checks", "check every claim of the papers; non-zero exit on failure"),
     "toy": ("crepe_utils.toy.pipeline", "generate the toy world, train a tiny CLIP, evaluate it"),
+    "compare": ("crepe_utils.versus.command", "is B better than A? two results paired query by query"),
+    "standing": ("crepe_utils.versus.command", "where results stand among the field's 202 checkpoints"),
 }
 
 

@@ -30,7 +30,7 @@ LAYERS = [
     ["evaluation"],
     ["evaluate_command"],
     ["runs"],
-    ["across"],
+    ["across", "versus"],
     ["commands"],
     ["chapters"],
     ["toy", "site", "notebooks"],

@@ -188,6 +188,9 @@ class ScoringRule:
     description: str = ""
     brief: Callable = lambda summary, groups: summary    #: (summary, groups) → what a run prints of it
     read: Callable | None = None       #: results root → every result of this rule under it, as one table
+    #: (result folder, manifest, tie policy) → :class:`~crepe_utils.protocol.tables.Outcomes`: what "correct" is
+    #: for each of its rows, per query, for a paired comparison (``compare``); None: it cannot be compared
+    outcomes: Callable | None = None
 
 
 #: settings that only a scoring rule or a benchmark's reader can honour (the rest are the engine's, for every one)
@@ -260,6 +263,10 @@ class Benchmark:
     """Why a selection's values contradict each other (checked after each value), or None."""
     table_columns: TableColumns | None = None
     """Its columns in the published table of the field (vl_compo), or None when the table has none."""
+    field: Callable | None = None
+    """(summary, manifest, tie policy) → its numbers on the columns of a published table about several benchmarks
+    (the field's 202 checkpoints): one dict per column with ``column`` (as that table spells it), ``k``, ``n`` and
+    ``pooling`` (how its rows were pooled to match the column); None: the table has no column of it."""
 
     def read(self, sources: Sources, selection: Selection, settings) -> Loaded:
         """Its queries for ``selection`` (checked by :meth:`selection`), with its grouping fields."""

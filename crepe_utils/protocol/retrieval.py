@@ -14,9 +14,10 @@ import numpy as np
 
 from .. import metrics
 from ..lazy import lazy
+from ..results import store
 from ..results.store import format_scores, load_results, per_query_columns, summary_columns
 from .benchmark import ScoringRule
-from .tables import Tables
+from .tables import Outcomes, Tables, key_text
 
 pd = lazy("pandas")
 
@@ -124,6 +125,47 @@ def brief(summary: pd.DataFrame, groups: tuple[str, ...]) -> pd.DataFrame:
     return summary[["model", *shown, *(c for c in BRIEF if c in summary)]]
 
 
+def outcomes(directory, manifest: dict, tie_policy: str) -> Outcomes:
+    """Per query of one retrieval result: its set (the manifest's groups) and whether its positive ranks first,
+    a tie counted against the model (``pessimistic``: the log's ``rank``) or for it (``optimistic``)."""
+    groups = store.groups_of(manifest)
+    log = store.load_per_query(directory)
+    path = f"{store.PER_QUERY} in {directory}"
+    missing = [g for g in groups if g not in log.columns]
+    if missing:
+        raise store.ResultsError(f"{path} lacks the columns {missing} its manifest groups it by: the result is "
+                                 "damaged; evaluate again or delete its folder")
+    rank = log["rank" if tie_policy == "pessimistic" else "rank_optimistic"]
+    if rank.isna().any() or log["query_id"].isna().any():
+        raise store.ResultsError(f"{path} has a query without a rank or an id (data row "
+                                 f"{int((rank.isna() | log['query_id'].isna()).to_numpy().argmax()) + 1}): the "
+                                 "result is damaged; evaluate again or delete its folder")
+    frame = pd.DataFrame({g: [key_text(v) for v in log[g]] for g in groups})
+    frame["query_id"] = log["query_id"].astype(str).to_numpy()
+    frame["correct"] = (rank <= 1).to_numpy()
+    frame["pooled"] = True
+    return Outcomes(tuple(groups), frame, "every query of every set")
+
+
+def field_counts(summary: pd.DataFrame, tie_policy: str, *, group: str, prefix: str, how: str = "",
+                 keep=lambda summary: summary.index == summary.index) -> list[dict]:
+    """A retrieval result's k of n per value of ``group`` (rows ``keep`` selects; several rows of one value summed),
+    as the column ``prefix + value``: what a benchmark's declaration gives as ``field`` (``how``: the pooling, in
+    words). k is R@1 (``tie_policy``) times the queries, rounded."""
+    if group not in summary.columns:
+        return []
+    part = summary[keep(summary) & (summary["n_queries"] > 0)]
+    value = part[f"r1_{tie_policy}"] if f"r1_{tie_policy}" in part else part["r1"]
+    part = part.assign(k=(value * part["n_queries"] / 100.0).round().astype(int))
+    out = []
+    for name, rows in part.groupby(group, sort=False):
+        pooled = f"{how} ({len(rows)} sets summed)" if len(rows) > 1 else how
+        out.append({"column": f"{prefix}{name}", "k": int(rows["k"].sum()), "n": int(rows["n_queries"].sum()),
+                    "pooling": pooled or f"its {group} row"})
+    return out
+
+
 RETRIEVAL = ScoringRule(
     "retrieval", evaluate, SCORE_DTYPE, honours=frozenset({"tie_policy", "n_boot"}), brief=brief, read=load_results,
+    outcomes=outcomes,
     description="image-to-text Recall@K of the positive among the query's own candidates, ties by tie_policy")

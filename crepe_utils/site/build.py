@@ -45,9 +45,9 @@ class Page:
 
 
 #: The Markdown pages of docs/, in navigation order: (stem, navigation label); docs/<stem>.md -> <stem>.html.
-DOCS = (("evaluating", "Evaluating"), ("results", "Results format"), ("claims", "Claims"), ("traps", "Traps"),
-        ("determinism", "Determinism"), ("performance", "Performance"), ("package", "The package"),
-        ("security", "Security"), ("development", "Development"))
+DOCS = (("evaluating", "Evaluating"), ("comparing", "Comparing models"), ("results", "Results format"),
+        ("claims", "Claims"), ("traps", "Traps"), ("determinism", "Determinism"), ("performance", "Performance"),
+        ("package", "The package"), ("security", "Security"), ("development", "Development"))
 HOME = Page("index.html", "CREPE companion")
 CLAIMS = Page("claims.html", "Claims")
 FIGURES = Page("figures/index.html", "Figures")

@@ -21,7 +21,7 @@ from ...digests import sha256_file
 from ...errors import DataError
 from ...imagesets.visual_genome import VISUAL_GENOME, ImageIndex
 from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources, TableColumns, limited
-from ...protocol.retrieval import RETRIEVAL
+from ...protocol.retrieval import RETRIEVAL, field_counts
 from . import queries as Q, reported, roster
 from .datasets import CREPE_CSVS
 
@@ -150,8 +150,12 @@ PRODUCTIVITY = Benchmark(
              Option("all_negatives", "the 16-candidate all-negatives sets of app. B.3", type=bool, default=True)),
     load=load_productivity, agree=_productivity_agrees, folder=lambda s: "productivity",
     roster=roster.PRODUCTIVITY_MODELS, table_columns=PRODUCTIVITY_COLUMNS,
+    field=lambda summary, manifest, tie_policy: field_counts(
+        summary, tie_policy, group=PRODUCTIVITY_COLUMNS.group, prefix=f"{PRODUCTIVITY_COLUMNS.prefix}::",
+        keep=lambda s: s["hn_type"] != ALL_NEGATIVES,
+        how="its HN type's complexity files pooled (k and N summed over n), as the field pools a type"),
     honours=frozenset({"limit", "on_bad_row"}), notebooks=("01_benchmark_totals", "03_productivity",
-                                                           "04_imagenet_correlation"))
+                                                           "04_imagenet_correlation", "11_is_it_better"))
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "CREPE"

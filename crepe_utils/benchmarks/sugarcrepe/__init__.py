@@ -18,7 +18,7 @@ import functools
 from ...digests import sha256_file
 from ...imagesets.coco import COCO, CocoImages
 from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, Sources, TableColumns, limited
-from ...protocol.retrieval import RETRIEVAL
+from ...protocol.retrieval import RETRIEVAL, field_counts
 from . import reported, roster
 from .data import SUBSETS, load_pairs
 from .datasets import SUGARCREPE_JSONS
@@ -61,7 +61,10 @@ SUGARCREPE = Benchmark(
     options=(Option("subsets", "SugarCrepe's subsets", SUBSETS, many=True),),
     load=load, folder=lambda s: "sugarcrepe", roster=tuple(roster.keys()), honours=frozenset({"limit"}),
     table_columns=TABLE_COLUMNS,
-    notebooks=("08_sugarcrepe",))
+    notebooks=("08_sugarcrepe",),
+    field=lambda summary, manifest, tie_policy: field_counts(
+        summary, tie_policy, group=TABLE_COLUMNS.group, prefix=f"{TABLE_COLUMNS.prefix}::",
+        how="its subset's row: the same items"))
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "SugarCrepe"

@@ -24,7 +24,7 @@ from ...imagesets.swig import SWIG, SwigImages
 from ...imagesets.visdial import VISDIAL, VisdialImages
 from ...imagesets.visual7w import VISUAL7W, Visual7wImages
 from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, Sources, TableColumns, limited
-from ...protocol.retrieval import RETRIEVAL
+from ...protocol.retrieval import RETRIEVAL, field_counts
 from . import reported
 from .data import PIECE_NAMES, SUBSETS, load_items
 from .datasets import VALSE_JSONS
@@ -71,7 +71,12 @@ VALSE = Benchmark(
              Option("subset", "valid (the authors' validated set, default) or full (every item)", SUBSETS,
                     default="valid")),
     load=load, folder=lambda s: "valse" if s.subset == "valid" else f"valse-{s.subset}",
-    honours=frozenset({"limit"}), notebooks=("09_valse",), table_columns=TABLE_COLUMNS)
+    honours=frozenset({"limit"}), notebooks=("09_valse",), table_columns=TABLE_COLUMNS,
+    field=lambda summary, manifest, tie_policy: field_counts(
+        summary, tie_policy, group=TABLE_COLUMNS.group, prefix=f"{TABLE_COLUMNS.prefix}::",
+        how="its piece's row, " + ("the valid set, as the field counts it"
+                                   if (manifest.get("selection") or {}).get("subset", "valid") == "valid"
+                                   else "every item (the field counts the valid set only)")))
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "VALSE"

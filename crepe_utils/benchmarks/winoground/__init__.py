@@ -27,7 +27,7 @@ from . import reported, results
 from .data import LAYOUTS
 from .datasets import WINOGROUND_FILES
 from .queries import load
-from .rule import WINOGROUND_RULE
+from .rule import WINOGROUND_RULE, field_counts
 from .statistics import GROUPINGS
 
 def _examples(metric: str) -> int:
@@ -61,7 +61,8 @@ WINOGROUND = Benchmark(
                                 "to the data when present)", type=(str, os.PathLike), default="auto"),
              Option("grouping", "how the 4 groups of the appendix-A interval are formed (id order)", GROUPINGS,
                     default="contiguous")),
-    load=load, folder=lambda s: "winoground", notebooks=("05_winoground",), table_columns=TABLE_COLUMNS)
+    load=load, folder=lambda s: "winoground", notebooks=("05_winoground",), table_columns=TABLE_COLUMNS,
+    field=field_counts)
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "Winoground"

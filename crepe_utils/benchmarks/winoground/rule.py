@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from .scoring import METRICS, SCORE_COLUMNS, flags, ties
-from .results import load_results
-from .statistics import SUMMARY_COLUMNS, summary_table
+from .results import load_per_example, load_results
+from .statistics import SUMMARY_COLUMNS, subsets, summary_table
 from ...protocol.benchmark import ScoringRule
-from ...protocol.tables import Tables
+from ...protocol.tables import Outcomes, Tables
+from ...results import store
 from ...lazy import lazy
 
 pd = lazy("pandas")
@@ -86,6 +87,47 @@ def brief(summary: pd.DataFrame, groups=()) -> pd.DataFrame:
     return summary.loc[summary["breakdown"] == "all", [c for c in BRIEF if c in summary]]
 
 
+def correct(per_example: pd.DataFrame, tie_policy: str = "pessimistic") -> dict[str, np.ndarray]:
+    """Per metric, whether each example is correct: the paper's strict inequalities (``pessimistic``: a tie
+    fails) or with every compared pair allowed to tie (``optimistic``: a tie passes), from its four similarities."""
+    s = per_example[list(SCORE_COLUMNS)].to_numpy(dtype=float)
+    c0_i0, c0_i1, c1_i0, c1_i1 = s[:, 0], s[:, 1], s[:, 2], s[:, 3]
+    beats = np.greater if tie_policy == "pessimistic" else np.greater_equal
+    text = beats(c0_i0, c1_i0) & beats(c1_i1, c0_i1)
+    image = beats(c0_i0, c0_i1) & beats(c1_i1, c1_i0)
+    return {"text": text, "image": image, "group": text & image}
+
+
+def outcomes(directory, manifest: dict, tie_policy: str) -> Outcomes:
+    """Per example and subset × metric row of the summary: whether the example gets the metric (text: both
+    images pick their caption; image: both captions pick their image; group: both). The pooled row is the
+    group score over all examples (text and image are parts of it, so pooling the three would count an example
+    thrice)."""
+    per_example = load_per_example(directory)
+    if per_example[list(SCORE_COLUMNS)].isna().any().any():
+        raise store.ResultsError(f"{store.PER_QUERY} in {directory} has an example without its four similarities: "
+                                 "the result is damaged; evaluate again or delete its folder")
+    flags_of = correct(per_example, tie_policy)
+    ids = per_example["id"].astype(str).to_numpy()
+    frames = []
+    for breakdown, subset, mask in subsets(per_example):
+        for metric in METRICS:
+            frames.append(pd.DataFrame({"breakdown": breakdown, "subset": subset, "metric": metric,
+                                        "query_id": ids[mask], "correct": flags_of[metric][mask],
+                                        "pooled": breakdown == "all" and metric == "group"}))
+    return Outcomes(("breakdown", "subset", "metric"), pd.concat(frames, ignore_index=True),
+                    "the group score over all examples")
+
+
+def field_counts(summary: pd.DataFrame, manifest: dict, tie_policy: str) -> list[dict]:
+    """Its text, image and group scores over all examples as the columns ``winoground::<metric>``: k correct of
+    the examples scored, ties failing whatever ``tie_policy`` says (the summary holds the paper's strict scores)."""
+    rows = summary[(summary["breakdown"] == "all") & (summary["n_examples"] > 0)]
+    return [{"column": f"winoground::{r.metric}", "k": int(r.n_correct), "n": int(r.n_examples),
+             "pooling": "all examples, the paper's strict inequalities (a tie fails)"} for r in rows.itertuples()]
+
+
 WINOGROUND_RULE = ScoringRule(
     "winoground", evaluate, SCORE_DTYPE, honours=frozenset({"n_boot"}), brief=brief, read=load_results,
+    outcomes=outcomes,
     description="text, image and group scores with strict inequalities (eq. 1-3); ties fail, and are counted")
