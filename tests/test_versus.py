@@ -251,6 +251,35 @@ def test_crepe_pools_a_types_complexities_without_the_all_negatives_sets(tmp_pat
     assert atom["field_below"] == sum(v < 62.5 for _, v in field_column("crepe::atom"))
 
 
+def test_a_productivity_result_stands_among_the_papers_own_models_per_published_set(tmp_path):
+    """App. B.1 publishes n = 4 and 12: a result on HN-Neg n = 4 and n = 5 gets one row (n = 4), its place among the
+    paper's models recomputed here: each printed R@1 as the one k of the released file's N that prints as it."""
+    from crepe_utils.benchmarks.crepe import reported
+    n_file = reported.released_productivity_queries()[("negate", 4)]
+    ok = int(0.5 * n_file)
+    crepe = write_result(tmp_path / "c", "m:model", [
+        {"query_id": f"negate{n}-{i}", "benchmark": "productivity", "hn_type": "negate", "complexity": n,
+         "rank": 1 if i < ok else 2, "rank_optimistic": 1 if i < ok else 2}
+        for n, size in ((4, n_file), (5, 10)) for i in range(size)],
+        benchmark="crepe-productivity", groups=("benchmark", "hn_type", "complexity"))
+    with open(ROOT / "crepe_utils/benchmarks/crepe/reported/productivity_r1.csv", newline="", encoding="utf-8") as fh:
+        published = [(r["model"], float(r["r1"])) for r in csv.DictReader(fh)
+                     if r["hn_type"] == "negate" and r["complexity"] == "4"]
+    ks = {m: [k for k in range(n_file + 1) if abs(100 * k / n_file - r1) <= 0.005 + 1e-9] for m, r1 in published}
+    assert all(len(k) == 1 for k in ks.values())
+    mine = 100 * ok / n_file
+    best = max(ks, key=lambda m: ks[m][0])
+    result = crepe_utils.standing([crepe], out=tmp_path / "out")
+    (row,) = result.paper.to_dict("records")
+    assert row["set"] == "negate n = 4" and (row["k"], row["n"]) == (ok, n_file)
+    assert row["paper_models"] == len(published) == 15
+    assert row["paper_below"] == sum(100 * k[0] / n_file < mine for k in ks.values())
+    assert row["paper_best"] == best and row["paper_best_value"] == pytest.approx(100 * ks[best][0] / n_file)
+    assert row["paper_best_low"] < row["paper_best_value"] < row["paper_best_high"]
+    assert (tmp_path / "out" / "standing_paper.csv").is_file()
+    assert "Among the paper's own models" in (tmp_path / "out" / "standing.md").read_text(encoding="utf-8")
+
+
 def test_standing_refuses_a_column_the_field_lacks_and_writes_nothing(tmp_path, capsys):
     model = write_result(tmp_path / "m", "m:model", [q("1", "swap_obj", True)])
     status = cli.main(["standing", str(model), "--columns", "sugarcrepe::nope", "--out", str(tmp_path / "out")])

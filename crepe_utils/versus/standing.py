@@ -6,7 +6,10 @@ table's columns, k of n, and how (each declaration says it in words). Where the 
 values (every value is k/N of one N), differs from the result's, the row says so: the model is then placed by
 value, not item for item.
 Per (model, column): its value in points, the checkpoints strictly below it, its percentile, the field's best,
-and the best of the blind scorers (``blind:<scorer>`` results) among the folders given. A result of a benchmark
+and the best of the blind scorers (``blind:<scorer>`` results) among the folders given. Beside the field, where a
+benchmark's paper published per-set numbers (its declaration's ``published``: CREPE's app. B.1, n = 4 and 12),
+each result stands among the paper's own models on those sets, their values as k of the released file's N with
+the best one's exact interval. A result of a benchmark
 the table has no column of adds no row; asking for a column the table lacks is refused.
 """
 from __future__ import annotations
@@ -25,6 +28,8 @@ from ..lazy import lazy
 pd = lazy("pandas")
 
 BLIND_PREFIX = "blind:"
+PAPER_COLUMNS = ["model", "benchmark", "set", "k", "n", "value", "paper_models", "paper_n", "paper_below",
+                 "paper_unfitted", "paper_best", "paper_best_value", "paper_best_low", "paper_best_high", "note"]
 COLUMNS = ["model", "kind", "column", "model_value", "model_k", "model_n", "field_n", "field_below",
            "field_percentile", "field_best", "field_best_value", "blind_best", "blind_best_value", "field_items",
            "pooling", "result_kind", "result_dir"]
@@ -41,6 +46,8 @@ class Standing:
     table: pd.DataFrame
     field_values: pd.DataFrame
     tie_policy: str
+    #: each model beside its benchmark's paper's own models, per set both cover (:data:`PAPER_COLUMNS`)
+    paper: pd.DataFrame | None = None
 
     @property
     def models(self) -> pd.DataFrame:
@@ -69,6 +76,19 @@ def result_counts(directory: str | os.PathLike, tie_policy: str = "pessimistic")
              "result_kind": manifest.get("kind", "evaluated"), "result_dir": str(directory)} for c in counted]
 
 
+def paper_rows(directory: str | os.PathLike, tie_policy: str = "pessimistic") -> list[dict]:
+    """One result folder beside its benchmark's paper's own models (the declaration's ``published``), per set."""
+    directory = Path(directory)
+    manifest = store.load_manifest(directory)
+    bench = benchmarks.get(manifest["benchmark"]) if manifest.get("benchmark") else None
+    if bench is None or bench.published is None:
+        return []
+    summary = store.read_table(lambda p: pd.read_csv(p, keep_default_na=True, dtype={"split": "string"}),
+                               directory / store.SUMMARY)
+    key = manifest["model"]["key"]
+    return [{"model": key, "benchmark": bench.name, **row} for row in bench.published(summary, manifest, tie_policy)]
+
+
 def _best(table: pd.DataFrame, column: str) -> tuple[str, float]:
     values = table[column]
     i = values.idxmax()
@@ -83,8 +103,8 @@ def standing(results, tie_policy: str = "pessimistic", columns=None, table: pd.D
         if column not in known or column not in table.columns:
             raise StandingError(f"the field table has no column {column!r}; its columns are "
                                 f"{', '.join(known)}")
-    counted = [c for directory in ([results] if isinstance(results, (str, os.PathLike)) else results)
-               for c in result_counts(directory, tie_policy)]
+    folders = [results] if isinstance(results, (str, os.PathLike)) else list(results)
+    counted = [c for directory in folders for c in result_counts(directory, tie_policy)]
     counted = [c for c in counted if c["column"] in table.columns and (not columns or c["column"] in columns)]
     if not counted:
         raise StandingError("none of the results given covers a column of the field table ("
@@ -107,7 +127,8 @@ def standing(results, tie_policy: str = "pessimistic", columns=None, table: pd.D
                      "result_kind": c["result_kind"], "result_dir": c["result_dir"]})
     out = pd.DataFrame(rows, columns=COLUMNS)
     used = list(dict.fromkeys(out["column"]))
-    return Standing(out, table[["arch", "pretrained", *used]].copy(), tie_policy)
+    paper = pd.DataFrame([r for directory in folders for r in paper_rows(directory, tie_policy)], columns=PAPER_COLUMNS)
+    return Standing(out, table[["arch", "pretrained", *used]].copy(), tie_policy, paper)
 
 
 def _n_note(field_items: int | None, n: int) -> str:
