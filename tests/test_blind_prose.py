@@ -120,3 +120,18 @@ def test_winoground_and_the_data_line_and_the_closing_without_data():
     settings = blind.BlindSettings(folds=7)
     assert "into 7 folds by image" in chapter.scorers(settings, ("length", "bigram"))
     assert "10<sup>-9</sup>" in chapter.scorers(settings, ("length",))
+
+
+def test_the_closing_advice_on_hn_neg_follows_what_its_blind_hard_subset_holds():
+    """Issue 34, finding 2: advice to compare models on HN-Neg's blind-hard subset only where it holds queries."""
+    recall = pd.DataFrame([{"scorer": "negation", "hn_type": "negate", "r1": 98.0, "chance_r1": 16.7},
+                           {"scorer": "bigram", "hn_type": "atom", "r1": 45.0, "chance_r1": 16.7}])
+    published = reported.productivity()
+    empty = pd.DataFrame([{"hn_type": "negate", "blind_hard": 0, "n_queries": 1262},
+                          {"hn_type": "atom", "blind_hard": 700, "n_queries": 1258}])
+    rule = crepe_view.closing_sentences(recall, published, empty)[0]
+    assert "holds none of its 1,262 queries" in rule and "compare models on its blind-hard subset" not in rule
+    some = empty.assign(blind_hard=[40, 700])
+    assert "compare models on its blind-hard subset (40 of 1,262 queries)" in crepe_view.closing_sentences(
+        recall, published, some)[0]
+    assert "blind-hard" not in crepe_view.closing_sentences(recall, published)[0]

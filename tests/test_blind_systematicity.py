@@ -92,8 +92,8 @@ def test_models_rows_sit_beside_the_scorers_in_the_same_layout(syst_root):
 def test_absent_and_unreadable_systematicity_files_are_one_line_messages(syst_root, tmp_path):
     root, _ = syst_root
     message = crepe_blind.systematicity_table(root, ("cc12m", "yfcc"))
-    assert isinstance(message, str) and "cc12m, yfcc" in message and "make data-text" in message
-    assert crepe_blind.systematicity_missing(root) is None and "make data-text" in crepe_blind.systematicity_missing(tmp_path / "none")
+    assert isinstance(message, str) and "cc12m, yfcc" in message and "make data-crepe" in message
+    assert crepe_blind.systematicity_missing(root) is None and "make data-crepe" in crepe_blind.systematicity_missing(tmp_path / "none")
     assert isinstance(crepe_blind.systematicity_run(tmp_path / "none", "laion"), str)
     path = root / "syst_hard_negatives" / UC
     path.write_text(path.read_text().replace("]", "", 1))               # a negatives list left unclosed

@@ -31,8 +31,8 @@ pd = lazy("pandas")
 
 #: The scorers ``make check``'s blind claims need on CREPE.
 CLAIM_SCORERS = ("negation", "bigram", "bigram-cased")
-HOW_TO_GET = "`make data-text` fetches CREPE's productivity CSVs"
-HOW_TO_GET_SYSTEMATICITY = "`make data-text` fetches CREPE's systematicity CSVs"
+HOW_TO_GET = "`make data-crepe` fetches CREPE's productivity CSVs"
+HOW_TO_GET_SYSTEMATICITY = "`make data-crepe` fetches CREPE's systematicity CSVs"
 #: what its blind claims read, and their group in ``make check``
 WHAT, GROUP = "crepe", "blind"
 RULE = "negation"

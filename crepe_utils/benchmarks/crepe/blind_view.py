@@ -189,19 +189,33 @@ def toy_systematicity(table: pd.DataFrame, comp_and: tuple[int, int, int] | None
 LENGTH_CUE = LengthCue(lambda rows: rows["hn_type"] == "negate", "the HN-Neg files", "HN-Neg", "on HN-Neg by")
 
 
-def closing_sentences(recall: pd.DataFrame, published: pd.DataFrame) -> list[str]:
+def closing_sentences(recall: pd.DataFrame, published: pd.DataFrame, hard_sizes: pd.DataFrame | None = None) -> list[str]:
     """Notebook 07's closing sentences on CREPE's productivity files: the negation rule against the best published
-    model on HN-Neg, and the bigram on HN-Atom and HN-Swap."""
+    model on HN-Neg (with what the blind-hard subset leaves of HN-Neg, from ``hard_sizes``:
+    :func:`~crepe_utils.blind.runs.blind_hard_sizes`), and the bigram on HN-Atom and HN-Swap."""
     rule = recall[(recall["scorer"] == "negation") & (recall["hn_type"] == "negate")]
     best = published[published["hn_type"] == "negate"]["r1"].max()
     bigram = recall[(recall["scorer"] == "bigram") & recall["hn_type"].isin(("atom", "swap"))]
     return [f"On CREPE's HN-Neg a one-line rule, *prefer the caption with fewer \"no\"s and \"not\"s*, gets "
             f"{pct_span(rule['r1'])} at every complexity, {beats(rule['r1'].min(), best)} the best published "
             f"model at any complexity ({best:.2f}%): read HN-Neg results as a test of the text encoder's "
-            "treatment of \"no\", and compare models on the blind-hard subset.",
+            "treatment of \"no\"" + _negate_hard(hard_sizes) + ".",
             f"On HN-Atom and HN-Swap a bigram model of other images' captions gets {pct_span(bigram['r1'])} "
             f"against chance {bigram['chance_r1'].mean():.1f}%: part of what a model scores there is the "
             "plausibility of the text, not grounding."]
+
+
+def _negate_hard(hard_sizes: pd.DataFrame | None) -> str:
+    """What the blind-hard subset offers on HN-Neg: a subset to compare models on, or none."""
+    if hard_sizes is None:
+        return ""
+    neg = hard_sizes[hard_sizes["hn_type"] == "negate"]
+    left, total = int(neg["blind_hard"].sum()), int(neg["n_queries"].sum())
+    if left == 0:
+        return (f"; its blind-hard subset holds none of its {total:,} queries, so HN-Neg cannot tell a model that "
+                "looks from one that reads the text well: compare models on HN-Atom's and HN-Swap's blind-hard "
+                "queries instead")
+    return f", and compare models on its blind-hard subset ({left:,} of {total:,} queries)"
 
 
 def toy_closing_sentences(toy: pd.DataFrame) -> list[str]:
