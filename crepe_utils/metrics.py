@@ -136,42 +136,56 @@ def set_metrics(ranks: Ranks, n_candidates: np.ndarray, tie_policy: str = "pessi
 
 # ------------------------------------------------------------------------ confidence intervals
 
+#: the most row indices :func:`resample` draws at once (memory stays bounded for large sets)
+RESAMPLE_CHUNK = 20_000_000
+
+
+def resample(n: int, n_boot: int, rng: np.random.Generator, statistic) -> np.ndarray:
+    """``statistic`` over ``n_boot`` resamples of ``n`` rows drawn with replacement: the package's one bootstrap.
+
+    ``statistic(idx)`` gets an (m, n) array of row indices, m resamples, and returns m values (or a (k, m) array:
+    k values per resample). The indices are drawn in chunks of at most ``RESAMPLE_CHUNK``, one after the other,
+    so a generator gives the same resamples whatever the statistic."""
+    chunk = max(1, min(n_boot, RESAMPLE_CHUNK // max(n, 1)))
+    return np.concatenate([statistic(rng.integers(0, n, size=(min(n_boot, start + chunk) - start, n)))
+                           for start in range(0, n_boot, chunk)], axis=-1)
+
+
+def resample_proportion(k: int, n: int, n_boot: int, rng: np.random.Generator, scale: float = 1.0) -> np.ndarray:
+    """:func:`resample` of the mean of n values of which k are 1 and the rest 0 (times ``scale``: 100 for percent),
+    drawn directly: the count of ones in a resample is binomial (n, k/n), so one draw stands for n indices."""
+    return scale * rng.binomial(n, k / n, size=n_boot) / n
+
+
+def percentile_interval(draws: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The percentile bootstrap interval: the (1 − level)/2 and 1 − (1 − level)/2 quantiles of the resampled
+    statistic (numpy's linear interpolation)."""
+    alpha = (1 - level) / 2
+    return float(np.quantile(draws, alpha)), float(np.quantile(draws, 1 - alpha))
+
+
 def bootstrap_mean_ci(values: np.ndarray, n_boot: int = 10_000, level: float = 0.95,
                       seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval for the mean of ``values`` (e.g. 100·[rank ≤ 1] per query)."""
     values = np.asarray(values, dtype=float)
     if len(values) == 0:
         return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    means = _bootstrap_means(values, n_boot, rng)
-    alpha = (1 - level) / 2
-    return (float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha)))
+    return percentile_interval(_resampled_means(values, n_boot, np.random.default_rng(seed)), level)
 
 
 def bootstrap_delta_ci(a: np.ndarray, b: np.ndarray, n_boot: int = 10_000, level: float = 0.95,
                        seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval for ``mean(b) − mean(a)`` with independent resampling.
 
-    SC and UC are different query sets (not paired), so each is resampled on its own.
+    SC and UC are different query sets (not paired), so each is resampled on its own (b's resamples first).
     """
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if len(a) == 0 or len(b) == 0:
         return (float("nan"), float("nan"))
     rng = np.random.default_rng(seed)
-    deltas = _bootstrap_means(b, n_boot, rng) - _bootstrap_means(a, n_boot, rng)
-    alpha = (1 - level) / 2
-    return (float(np.quantile(deltas, alpha)), float(np.quantile(deltas, 1 - alpha)))
+    return percentile_interval(_resampled_means(b, n_boot, rng) - _resampled_means(a, n_boot, rng), level)
 
 
-def _bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    # Resampling a mean of n values = drawing counts from a multinomial; done in chunks so that
-    # memory stays bounded for large n.
-    n = len(values)
-    out = np.empty(n_boot)
-    chunk = max(1, min(n_boot, 20_000_000 // max(n, 1)))
-    for start in range(0, n_boot, chunk):
-        stop = min(n_boot, start + chunk)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        out[start:stop] = values[idx].mean(axis=1)
-    return out
+def _resampled_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    return resample(len(values), n_boot, rng, lambda idx: values[idx].mean(axis=1))

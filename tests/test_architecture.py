@@ -216,6 +216,7 @@ LAZY_LIBRARIES = {
     "playwright": "site: crepe_utils/site/check.py, optional docs extra",
     "pyarrow": "only for Winoground's parquet release; heavy",
     "scipy": "Winoground's t interval only; slow to import",
+    "statsmodels": "the binomial intervals (analysis/uncertainty.py) only; loads scipy and pandas",
     "transformers": "optional extras (albef, flava, hf)",
     "timm": "optional extra (albef)",
 }

@@ -52,6 +52,28 @@ def test_bootstrap_intervals():
     assert dlo < b.mean() - a.mean() < dhi < 0
 
 
+def test_the_one_bootstrap_resamples_rows_and_takes_percentiles(monkeypatch):
+    values = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0])
+    # resample: the statistic sees rows drawn with replacement, in the generator's order, chunk after chunk
+    seen = metrics.resample(len(values), 50, np.random.default_rng(4), lambda idx: values[idx].mean(axis=1))
+    reference = np.random.default_rng(4).integers(0, len(values), size=(50, len(values)))
+    assert np.array_equal(seen, np.array([sum(values[i] for i in row) / len(row) for row in reference]))
+    monkeypatch.setattr(metrics, "RESAMPLE_CHUNK", 3 * len(values))    # 3 resamples per chunk: 17 chunks
+    chunked = metrics.resample(len(values), 50, np.random.default_rng(4), lambda idx: np.stack([idx.min(1), idx.max(1)]))
+    g = np.random.default_rng(4)
+    rows = np.concatenate([g.integers(0, len(values), size=(min(3, 50 - s), len(values))) for s in range(0, 50, 3)])
+    assert chunked.shape == (2, 50) and np.array_equal(chunked, np.stack([rows.min(1), rows.max(1)]))
+    # percentile_interval: linear interpolation between order statistics (draws 0..99: 2.5% at 2.475, 97.5% at 96.525)
+    low, high = metrics.percentile_interval(np.arange(100.0)[::-1])
+    assert low == pytest.approx(2.475) and high == pytest.approx(96.525)
+    assert metrics.percentile_interval(np.arange(100.0), level=0.5) == pytest.approx((24.75, 74.25))
+    # resample_proportion: a resample of k ones among n values has k* ~ Binomial(n, k/n) ones
+    draws = metrics.resample_proportion(30, 100, 20_000, np.random.default_rng(5), scale=100.0)
+    assert draws.mean() == pytest.approx(30.0, abs=0.2) and draws.std() == pytest.approx(np.sqrt(0.3 * 0.7 / 100) * 100, rel=0.05)
+    assert set(metrics.resample_proportion(0, 10, 100, np.random.default_rng(5))) == {0.0}
+    assert set(metrics.resample_proportion(10, 10, 100, np.random.default_rng(5))) == {1.0}
+
+
 def test_r_squared_equals_pearson_squared():
     rng = np.random.default_rng(2)
     x, y = rng.normal(size=7), rng.normal(size=7)

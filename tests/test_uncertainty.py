@@ -43,6 +43,36 @@ def test_wilson_and_newcombe_match_newcombe_1998():
     assert wl == pytest.approx(25.53, abs=0.01) and wh == pytest.approx(36.62, abs=0.01)
 
 
+def _wilson_by_formula(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """Wilson (1927): the p with |p̂ − p| = z·sqrt(p(1 − p)/n), the two roots of a quadratic, in percent."""
+    p = k / n
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return 100 * (centre - half) / (1 + z * z / n), 100 * (centre + half) / (1 + z * z / n)
+
+
+@pytest.mark.parametrize("k, n", [(0, 1), (1, 1), (0, 2), (1, 2), (2, 2), (0, 203), (203, 203), (3, 10), (399, 400)])
+def test_the_edges_of_the_intervals(k, n):
+    # Clopper-Pearson's closed forms at k = 0 and k = n: (α/2)^(1/n) and 1 − (α/2)^(1/n)
+    low, high = U.clopper_pearson(k, n)
+    if k == 0:
+        assert low == 0.0 and high == pytest.approx(100 * (1 - 0.025 ** (1 / n)), abs=1e-9)
+    if k == n:
+        assert high == 100.0 and low == pytest.approx(100 * 0.025 ** (1 / n), abs=1e-9)
+    assert (low, high) == pytest.approx(_clopper_pearson_by_bisection(k, n), abs=1e-6)
+    wl, wh = U.wilson(k, n)
+    ref_low, ref_high = _wilson_by_formula(k, n)
+    assert wl == pytest.approx(max(ref_low, 0.0), abs=1e-9) and wh == pytest.approx(min(ref_high, 100.0), abs=1e-9)
+    assert -1e-12 <= wl <= 100 * k / n + 1e-12 and 100 * k / n - 1e-12 <= wh <= 100.0 + 1e-12
+    # Newcombe's method 10 from the two Wilson intervals (the difference of a proportion with itself straddles 0)
+    d_low, d_high = U.newcombe_difference(k, n, k, n)
+    assert d_low == pytest.approx(-math.hypot(100 * k / n - wl, wh - 100 * k / n), abs=1e-9)
+    assert d_high == pytest.approx(math.hypot(wh - 100 * k / n, 100 * k / n - wl), abs=1e-9)
+    with pytest.raises(ValueError):
+        U.clopper_pearson(n + 1, n)
+    with pytest.raises(ValueError):
+        U.newcombe_difference(k, n, 1, 0)
+
+
 def test_k_of_and_queries_needed():
     assert U.k_of(25.93, 27) == 7 and U.k_of(19.71, 1258) == 248
     # 56.00 → 59.00: N = 1.96² (0.56·0.44 + 0.59·0.41) / 0.03² = 2084.2…, so 2,085 queries per set

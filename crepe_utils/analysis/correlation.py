@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import metrics
 from ..lazy import lazy
 
 pd = lazy("pandas")
@@ -62,11 +63,12 @@ def fisher_r2_interval(r: float, n: int, level: float = 0.95) -> tuple[float, fl
 
 def _bootstrap_moments(x: np.ndarray, y: np.ndarray, n_boot: int, seed) -> tuple[np.ndarray, ...]:
     """Per bootstrap sample (points drawn with replacement): the centred cross and square sums (xy, xx, yy)."""
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(x), size=(n_boot, len(x)))
-    xc = x[idx] - x[idx].mean(axis=1, keepdims=True)
-    yc = y[idx] - y[idx].mean(axis=1, keepdims=True)
-    return (xc * yc).sum(axis=1), (xc ** 2).sum(axis=1), (yc ** 2).sum(axis=1)
+    def moments(idx: np.ndarray) -> np.ndarray:
+        xc = x[idx] - x[idx].mean(axis=1, keepdims=True)
+        yc = y[idx] - y[idx].mean(axis=1, keepdims=True)
+        return np.stack([(xc * yc).sum(axis=1), (xc ** 2).sum(axis=1), (yc ** 2).sum(axis=1)])
+
+    return tuple(metrics.resample(len(x), n_boot, np.random.default_rng(seed), moments))
 
 
 @dataclass(frozen=True)
@@ -98,12 +100,10 @@ def pearson_with_uncertainty(x, y, n_boot: int = 2000, level: float = 0.95, seed
     sxy, sxx, syy = _bootstrap_moments(x, y, n_boot, seed)
     ok = (sxx > 0) & (syy > 0)
     boot = sxy[ok] / np.sqrt(sxx[ok] * syy[ok])
-    alpha = (1 - level) / 2
     if not len(boot):
         return PearsonResult(r, *([float("nan")] * 4), len(x), n_boot, int((~ok).sum()))
-    low, high = np.quantile(boot, [alpha, 1 - alpha])
-    low2, high2 = np.quantile(boot ** 2, [alpha, 1 - alpha])
-    return PearsonResult(r, float(low), float(high), float(low2), float(high2), len(x), n_boot, int((~ok).sum()))
+    return PearsonResult(r, *metrics.percentile_interval(boot, level), *metrics.percentile_interval(boot ** 2, level),
+                         len(x), n_boot, int((~ok).sum()))
 
 
 def r_squared_with_uncertainty(x, y, n_boot: int = 10_000, level: float = 0.95,
@@ -117,12 +117,12 @@ def r_squared_with_uncertainty(x, y, n_boot: int = 10_000, level: float = 0.95,
     sxy, sxx, syy = _bootstrap_moments(x, y, n_boot, seed)
     ok = (sxx > 0) & (syy > 0)
     boot = sxy[ok] ** 2 / (sxx[ok] * syy[ok])
-    alpha = (1 - level) / 2
+    low, high = metrics.percentile_interval(boot, level)
     loo = [r_squared(np.delete(x, i), np.delete(y, i)) for i in range(n)] if n > 3 else [r2]
     fisher = fisher_r2_interval(float(np.sign(fit.slope) * np.sqrt(r2)), n, level)
     return R2Result(
         r2=r2, slope=float(fit.slope), intercept=float(fit.intercept), n=n,
-        ci_low=float(np.quantile(boot, alpha)), ci_high=float(np.quantile(boot, 1 - alpha)),
+        ci_low=low, ci_high=high,
         loo_min=float(np.nanmin(loo)), loo_max=float(np.nanmax(loo)),
         n_boot=int(n_boot), n_degenerate=int((~ok).sum()), fisher_low=fisher[0], fisher_high=fisher[1],
     )

@@ -8,7 +8,9 @@ built from the two Wilson intervals (Newcombe 1998, method 10): a gap "exceeds i
 interval excludes 0. Where N is not known, :func:`queries_needed` says how many queries per set the
 gap would need before it could exceed its interval (normal approximation).
 
-Every interval is in percentage points, like the values.
+Every interval is in percentage points, like the values. The intervals themselves are statsmodels'
+(``proportion_confint`` with ``method="beta"`` and ``"wilson"``, ``confint_proportions_2indep`` with
+``method="newcomb"``, which is Newcombe's method 10); this module checks its arguments and scales to percent.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ..lazy import lazy
 
 pd = lazy("pandas")
 stats = lazy("scipy.stats")
+proportion = lazy("statsmodels.stats.proportion")
 
 LEVEL = 0.95
 
@@ -33,9 +36,7 @@ def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]
     """Exact binomial interval for k successes in n trials, in percent (the interval never leaves [0, 100])."""
     if n <= 0 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
-    alpha = 1 - level
-    low = 0.0 if k == 0 else stats.beta.ppf(alpha / 2, k, n - k + 1)
-    high = 1.0 if k == n else stats.beta.ppf(1 - alpha / 2, k + 1, n - k)
+    low, high = proportion.proportion_confint(k, n, alpha=1 - level, method="beta")
     return 100.0 * float(low), 100.0 * float(high)
 
 
@@ -48,20 +49,18 @@ def wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     """Wilson score interval for k successes in n trials, in percent."""
     if n <= 0 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
-    z = stats.norm.ppf(1 - (1 - level) / 2)
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return 100.0 * max(0.0, centre - half), 100.0 * min(1.0, centre + half)
+    low, high = proportion.proportion_confint(k, n, alpha=1 - level, method="wilson")
+    return 100.0 * float(low), 100.0 * float(high)
 
 
 def newcombe_difference(k1: int, n1: int, k2: int, n2: int, level: float = LEVEL) -> tuple[float, float]:
     """Interval for p2 − p1 (percentage points) of two independent proportions (Newcombe's method 10)."""
-    p1, p2 = 100.0 * k1 / n1, 100.0 * k2 / n2
-    l1, u1 = wilson(k1, n1, level)
-    l2, u2 = wilson(k2, n2, level)
-    d = p2 - p1
-    return d - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2), d + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2)
+    for k, n in ((k1, n1), (k2, n2)):
+        if n <= 0 or not 0 <= k <= n:
+            raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
+    low, high = proportion.confint_proportions_2indep(k2, n2, k1, n1, method="newcomb", compare="diff",
+                                                     alpha=1 - level)
+    return 100.0 * float(low), 100.0 * float(high)
 
 
 def queries_needed(r1_a: float, r1_b: float, level: float = LEVEL) -> int:

@@ -96,8 +96,7 @@ def _interval(k: int, n: int, n_boot: int, rng: np.random.Generator) -> tuple[fl
     """Percentile bootstrap of a proportion k/n (resampling 0/1 values: a binomial draw), in %."""
     if n == 0:
         return float("nan"), float("nan")
-    draws = 100.0 * rng.binomial(n, k / n, size=n_boot) / n
-    return float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))
+    return metrics.percentile_interval(metrics.resample_proportion(k, n, n_boot, rng, scale=100.0))
 
 
 def _group_keys(run: BlindRun) -> list[str]:
