@@ -263,10 +263,6 @@ class Benchmark:
     """Why a selection's values contradict each other (checked after each value), or None."""
     table_columns: TableColumns | None = None
     """Its columns in the published table of the field (vl_compo), or None when the table has none."""
-    published: Callable | None = None
-    """(summary, manifest, tie policy) → a result beside its paper's own models on each set both cover: one dict
-    per set (``set``, the result's ``k``, ``n``, ``value``, and the paper's ``paper_models``, ``paper_below``,
-    ``paper_best`` with its value and exact interval); None: the paper published no per-set numbers to stand among."""
     field: Callable | None = None
     """(summary, manifest, tie policy) → its numbers on the columns of a published table about several benchmarks
     (the field's 202 checkpoints): one dict per column with ``column`` (as that table spells it), ``k``, ``n`` and

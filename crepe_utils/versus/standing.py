@@ -7,7 +7,7 @@ values (every value is k/N of one N), differs from the result's, the row says so
 value, not item for item.
 Per (model, column): its value in points, the checkpoints strictly below it, its percentile, the field's best,
 and the best of the blind scorers (``blind:<scorer>`` results) among the folders given. Beside the field, where a
-benchmark's paper published per-set numbers (its declaration's ``published``: CREPE's app. B.1, n = 4 and 12),
+benchmark's paper published per-set numbers (its folder's ``standing`` module: CREPE's app. B.1, n = 4 and 12),
 each result stands among the paper's own models on those sets, their values as k of the released file's N with
 the best one's exact interval. A result of a benchmark
 the table has no column of adds no row; asking for a column the table lacks is refused.
@@ -77,16 +77,18 @@ def result_counts(directory: str | os.PathLike, tie_policy: str = "pessimistic")
 
 
 def paper_rows(directory: str | os.PathLike, tie_policy: str = "pessimistic") -> list[dict]:
-    """One result folder beside its benchmark's paper's own models (the declaration's ``published``), per set."""
+    """One result folder beside its benchmark's paper's own models (its folder's ``standing.published``), per set."""
     directory = Path(directory)
     manifest = store.load_manifest(directory)
     bench = benchmarks.get(manifest["benchmark"]) if manifest.get("benchmark") else None
-    if bench is None or bench.published is None:
+    module = benchmarks.part(benchmarks.FOLDER_OF[bench.name], "standing") if bench is not None else None
+    if module is None:
         return []
     summary = store.read_table(lambda p: pd.read_csv(p, keep_default_na=True, dtype={"split": "string"}),
                                directory / store.SUMMARY)
     key = manifest["model"]["key"]
-    return [{"model": key, "benchmark": bench.name, **row} for row in bench.published(summary, manifest, tie_policy)]
+    return [{"model": key, "benchmark": bench.name, **row}
+            for row in module.published(bench.name, summary, manifest, tie_policy)]
 
 
 def _best(table: pd.DataFrame, column: str) -> tuple[str, float]:

@@ -22,7 +22,7 @@ from ...errors import DataError
 from ...imagesets.visual_genome import VISUAL_GENOME, ImageIndex
 from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources, TableColumns, limited
 from ...protocol.retrieval import RETRIEVAL, field_counts
-from . import analysis, queries as Q, reported, roster
+from . import queries as Q, reported, roster
 from .datasets import CREPE_CSVS
 
 CITATION = "Ma et al., CREPE: Can Vision-Language Foundation Models Reason Compositionally? CVPR 2023"
@@ -150,7 +150,6 @@ PRODUCTIVITY = Benchmark(
              Option("all_negatives", "the 16-candidate all-negatives sets of app. B.3", type=bool, default=True)),
     load=load_productivity, agree=_productivity_agrees, folder=lambda s: "productivity",
     roster=roster.PRODUCTIVITY_MODELS, table_columns=PRODUCTIVITY_COLUMNS,
-    published=lambda summary, manifest, tie_policy: analysis.paper_standing(summary, manifest, tie_policy),
     field=lambda summary, manifest, tie_policy: field_counts(
         summary, tie_policy, group=PRODUCTIVITY_COLUMNS.group, prefix=f"{PRODUCTIVITY_COLUMNS.prefix}::",
         keep=lambda s: s["hn_type"] != ALL_NEGATIVES,
