@@ -164,8 +164,10 @@ toy: 06_toy_world toy-notebooks ## the whole experiment on a procedurally genera
 
 toy-world: $(TOY_DIR)/.done ## generate the toy world, train its tiny CLIP, evaluate it (TOY_DIR)
 
-# 02's toy run scores the toy world's own systematicity files without looking, too.
+# 02's toy run scores the toy world's own systematicity files without looking, too; 03's counts the false
+# negatives of the toy world's raw sets (beside its model's raw-set retrieval, which the toy pipeline runs).
 NB_TOY_PARAMS_02_systematicity = -p data_dir $(TOY_DIR)/world
+NB_TOY_PARAMS_03_productivity = -p data_dir $(TOY_DIR)/world
 
 toy-notebooks: $(TOY_NOTEBOOKS:%=$(BUILD)/toy/%.ipynb) ## notebooks 02 and 03 on the toy world's results
 

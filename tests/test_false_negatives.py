@@ -61,7 +61,7 @@ def test_the_table_and_its_sentence():
     d = tab[tab.kind == "contained"].set_index("complexity")
     assert f"{prose.num(d.loc[4, 'share_in_fold'], 1)}% at n = 4" in text
     assert f"{prose.num(d.loc[5, 'share_in_fold'], 1)}% at n = 5" in text
-    assert "At n = 5 the released set has fewer regions than a fold" in text
+    assert "At n = 5 the set has fewer regions than a fold" in text
     assert ("falls" in text) == (d.loc[5, "share_in_fold"] < d.loc[4, "share_in_fold"])
 
 

@@ -118,7 +118,8 @@ def table(sets: dict[int, list], fold_size: int = raw.FOLD_SIZE["productivity"])
 
 def figure(tab: pd.DataFrame, evaluated: pd.DataFrame | None = None, title: str = "CREPE's released captions"):
     """Left: the share of captions that meet a textual false negative in a fold, by complexity and kind; right:
-    the Recall@1 ceiling it implies, with evaluated raw-set Recall@1 (text to image, folds' mean ± sd) where given."""
+    the Recall@1 ceiling it implies, with evaluated raw-set Recall@1 (text to image, folds' mean ± sd) where given.
+    The axes fit the values (the shares are small on CREPE's captions)."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     styles = {"identical": dict(marker="o", color="#4C72B0"), "contained": dict(marker="s", color="#DD8452")}
     for kind in KINDS:
@@ -135,9 +136,12 @@ def figure(tab: pd.DataFrame, evaluated: pd.DataFrame | None = None, title: str 
             axes[1].errorbar(d["complexity"], d["r1"], yerr=d["r1_std"].fillna(0), capsize=2, lw=1.2,
                              label=f"evaluated: {model}")
     n_fold = int(tab["fold_size"].max())
-    axes[0].set(xlabel="complexity n", ylabel="% of captions", ylim=(0, 100),
+    top = max(1.0, 1.25 * float(tab["share_in_fold"].max()))
+    shown = evaluated is not None and not evaluated.empty
+    floor = 0.0 if shown else max(0.0, math.floor(float(tab["ceiling_r1"].min())) - 1.0)
+    axes[0].set(xlabel="complexity n", ylabel="% of captions", ylim=(0, top),
                 title=f"captions meeting a textual false negative\nin a random fold of {n_fold:,} regions")
-    axes[1].set(xlabel="complexity n", ylabel="Recall@1 (%)", ylim=(0, 102),
+    axes[1].set(xlabel="complexity n", ylabel="Recall@1 (%)", ylim=(floor, 100.5 if not shown else 102),
                 title="text-to-image Recall@1 the text allows")
     for ax in axes:
         ax.set_xticks(sorted(tab["complexity"].unique()))
@@ -148,8 +152,8 @@ def figure(tab: pd.DataFrame, evaluated: pd.DataFrame | None = None, title: str 
     return fig
 
 
-def sentence(tab: pd.DataFrame) -> str:
-    """What the table says about app. B.2's explanation, every number from ``tab``."""
+def sentence(tab: pd.DataFrame, source: str = "the released captions") -> str:
+    """What the table says about app. B.2's explanation, every number from ``tab`` (``source``: whose captions)."""
     d = tab[tab["kind"] == "contained"].sort_values("complexity")
     i = tab[tab["kind"] == "identical"].sort_values("complexity")
     lo, hi = d.iloc[0], d.iloc[-1]
@@ -157,11 +161,11 @@ def sentence(tab: pd.DataFrame) -> str:
     trend = np.corrcoef(d["complexity"], d["share_in_fold"])[0, 1] if len(d) > 2 else float("nan")
     direction = ("falls" if falls else "rises" if hi["share_in_fold"] > lo["share_in_fold"] else "does not change")
     whole = [int(n) for n in d[d["whole_set"]]["complexity"]]
-    caveat = (f" At n = {prose.listing([str(n) for n in whole])} the released set has fewer regions than a fold, so "
+    caveat = (f" At n = {prose.listing([str(n) for n in whole])} the set has fewer regions than a fold, so "
               "the whole set stands for one." if whole else "")
     verdict = ("as the explanation needs" if falls else "the opposite of what the explanation needs")
     return (f"CREPE app. B.2 reports that raw-set Recall@1 rises with complexity and attributes it to simple captions "
-            f"being true of several images. In the released captions, the share of captions whose content words lie "
+            f"being true of several images. In {source}, the share of captions whose content words lie "
             f"within another region's caption in a random fold {direction} from {prose.num(lo['share_in_fold'], 1)}% "
             f"at n = {int(lo['complexity'])} to {prose.num(hi['share_in_fold'], 1)}% at n = {int(hi['complexity'])} "
             f"(Pearson r over n = {prose.num(trend)}), {verdict}. The text-to-image Recall@1 this leaves a model that "
@@ -181,3 +185,15 @@ def evaluated_raw(results_dir) -> pd.DataFrame:
         df["kind"] = manifest.get("kind", "evaluated")
         frames.append(df)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def evaluated_sentence(evaluated: pd.DataFrame) -> str:
+    """Each evaluated model's raw-set text-to-image Recall@1 (folds' mean) at the lowest and highest complexity."""
+    parts = []
+    for model, d in evaluated.groupby("display", sort=True):
+        d = d.sort_values("complexity")
+        lo, hi = d.iloc[0], d.iloc[-1]
+        parts.append(f"{model} ({lo['kind']}) {prose.change(hi['r1'] - lo['r1'], 'rises', 'falls', 'stays', nd=1)} from "
+                     f"{prose.num(lo['r1'], 1)}% at n = {int(lo['complexity'])} to {prose.num(hi['r1'], 1)}% at n = "
+                     f"{int(hi['complexity'])} (K = {int(lo['n_folds'])} folds of {int(lo['fold_size']):,})")
+    return "Evaluated raw-set text-to-image Recall@1 (folds' mean): " + "; ".join(parts) + "."
