@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import helpers
-from crepe_utils import benchmarks, cli, evaluate
+from crepe_utils import benchmarks, cli, evaluate, load_results
 from crepe_utils.benchmarks.crepe import raw
 from crepe_utils.engine.core import EngineResult
 from crepe_utils.settings import EvaluationSettings
@@ -217,6 +217,9 @@ def test_a_model_run_is_reproducible_and_logs_every_query(root, tiny_model, tmp_
     log = pd.read_csv(folder_a / "per_query.csv.gz")
     assert len(log) == 2 * 3 + sum(len(q.positives) for q in load(data_dir, fold_size=3).queries)
     assert set(a.direction) == set(raw.DIRECTIONS) and set(a.fold) == {"0", "1", raw.MEAN}
+    back = load_results(tmp_path / "a", scoring="raw-retrieval")
+    assert len(back) == len(a) and set(back.kind) == {"fixture"}
+    assert list(back[back.fold == raw.MEAN].r1) == pytest.approx(list(a[a.fold == raw.MEAN].r1), abs=5e-4)
 
 
 def test_a_fold_larger_than_the_set_is_one_line(root, tiny_model, tmp_path, capsys):

@@ -30,7 +30,6 @@ import numpy as np
 
 from ...analysis import prose
 from ...lazy import lazy
-from ...results.store import read_results
 from . import raw
 
 pd = lazy("pandas")
@@ -178,13 +177,8 @@ def sentence(tab: pd.DataFrame, source: str = "the released captions") -> str:
 
 def evaluated_raw(results_dir) -> pd.DataFrame:
     """The folds' mean text-to-image Recall@1 of every raw-set result under ``results_dir`` (empty when none)."""
-    frames = []
-    for directory, manifest, df in read_results(results_dir, pd.read_csv, scoring=raw.RAW_RETRIEVAL.name):
-        df = df[(df["fold"].astype(str) == raw.MEAN) & (df["direction"] == "text_to_image")].copy()
-        df["display"] = manifest["model"].get("display") or df["model"]
-        df["kind"] = manifest.get("kind", "evaluated")
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    rows = raw.read_raw(results_dir)
+    return rows[(rows["fold"].astype(str) == raw.MEAN) & (rows["direction"] == "text_to_image")].reset_index(drop=True)
 
 
 def evaluated_sentence(evaluated: pd.DataFrame) -> str:

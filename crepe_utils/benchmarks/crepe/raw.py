@@ -37,6 +37,7 @@ from ...imagesets.visual_genome import VISUAL_GENOME, ImageIndex
 from ...lazy import lazy
 from ...protocol.benchmark import Loaded, ScoringRule, Selection, Sources
 from ...protocol.tables import Tables
+from ...results.store import read_results
 from ...digests import sha256_file
 from . import queries as Q
 from .datasets import CREPE_CSVS
@@ -281,7 +282,21 @@ def brief(summary, groups):
     return shown[["model", "complexity", "direction", "n_folds", "fold_size", "n_set", "r1", "r1_std", "r5", "r10"]]
 
 
+def read_raw(root) -> pd.DataFrame:
+    """Every raw-set result under ``root`` as one table (its summaries' rows with the manifest's ``kind``, ``label``,
+    the model's ``display`` name and ``result_dir``); empty when none."""
+    frames = []
+    for directory, manifest, df in read_results(root, lambda handle: pd.read_csv(handle, dtype={"fold": str}),
+                                                scoring="raw-retrieval"):
+        df["kind"] = manifest.get("kind", "evaluated")
+        df["label"] = manifest.get("label", "")
+        df["display"] = manifest["model"].get("display") or df["model"]
+        df["result_dir"] = str(directory)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*SUMMARY_COLUMNS, "kind"])
+
+
 RAW_RETRIEVAL = ScoringRule(
-    "raw-retrieval", evaluate, np.float32, honours=frozenset({"tie_policy"}), brief=brief,
+    "raw-retrieval", evaluate, np.float32, honours=frozenset({"tie_policy"}), brief=brief, read=read_raw,
     description="raw-set retrieval (CREPE app. B.2): image-to-text and text-to-image Recall@1, 5, 10 in each of K "
                 "folds of N images, their mean and standard deviation, ties by tie_policy")
