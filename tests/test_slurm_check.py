@@ -42,14 +42,15 @@ def _check(data_root, scorers: str, wait: int = 300):
     return subprocess.run(["bash", str(CHECK)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=wait + 120)
 
 
-def _no_daemon_left(before: set[str]) -> None:
-    now = subprocess.run(["pgrep", "-a", "-x", "slurmctld|slurmd|munged"], capture_output=True, text=True).stdout
-    assert set(now.splitlines()) <= before, f"daemons left running: {now}"
-
-
 def _daemons() -> set[str]:
-    return set(subprocess.run(["pgrep", "-a", "-x", "slurmctld|slurmd|munged"], capture_output=True,
-                              text=True).stdout.splitlines())
+    """Every running slurmctld, slurmd and munged (pid and command line); pgrep -x takes one name at a time."""
+    return {line for name in ("slurmctld", "slurmd", "munged")
+            for line in subprocess.run(["pgrep", "-a", "-x", name], capture_output=True, text=True).stdout.splitlines()}
+
+
+def _no_daemon_left(before: set[str]) -> None:
+    left = _daemons() - before
+    assert not left, f"daemons left running: {sorted(left)}"
 
 
 def test_the_array_matches_one_process(data_root):
