@@ -51,7 +51,7 @@ RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
 .PHONY: all test test-quick check check-claims-page check-claims-page-current data data-text evaluate toy prose-check \
-        toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check $(NOTEBOOKS) 06_toy_world
+        toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check slurm-check $(NOTEBOOKS) 06_toy_world
 
 # The check that ends `all` (CI passes check-claims-page-current: one run of the checks, which also compares
 # docs/claims.md with them).
@@ -67,7 +67,7 @@ help: ## list the targets
 # What each executed notebook depends on: the package files its imports reach (computed from the
 # import graph by `python -m crepe_utils.notebooks deps`), plus the data and results it reads (below).
 # Targets that run no notebook skip this (and so need no environment).
-NO_DEPS_GOALS := help venv clean clean-venv test test-quick models data data-text data-%
+NO_DEPS_GOALS := help venv clean clean-venv test test-quick models data data-text data-% slurm-check
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_DEPS_GOALS),$(MAKECMDGOALS)),all),)
 -include $(BUILD)/deps.mk
 endif
@@ -163,13 +163,23 @@ evaluate: $(VENV_STAMP) ## evaluate MODELS (default: the papers') on CREPE and S
 	if [ $$status -ne 0 ]; then echo "some models failed (see above); the notebooks show the others" >&2; fi; \
 	exit $$status
 
+# ---------------------------------------------------------------- Slurm
+# The documented job array (docs/slurm/evaluate_array.sbatch) on a single-node Slurm on localhost: munged, slurmctld
+# and slurmd from Debian's packages (apt-get installs slurm-wlm and munge where missing: root, as CI runs), the
+# blind scorers on CREPE's released productivity text, each task's summary compared byte for byte with the same run
+# in one process; the daemons it started are stopped on every exit (docs/slurm/check.sh).
+slurm-check: $(VENV_STAMP) ## the Slurm job array on a one-node Slurm started here (root), compared with one process
+	VPY=$(VPY) bash docs/slurm/check.sh
+
 # ---------------------------------------------------------------- the toy world
 toy: 06_toy_world toy-notebooks ## the whole experiment on a procedurally generated world (CPU, minutes)
 
 toy-world: $(TOY_DIR)/.done ## generate the toy world, train its tiny CLIP, evaluate it (TOY_DIR)
 
-# 02's toy run scores the toy world's own systematicity files without looking, too.
+# 02's toy run scores the toy world's own systematicity files without looking, too; 03's counts the false
+# negatives of the toy world's raw sets (beside its model's raw-set retrieval, which the toy pipeline runs).
 NB_TOY_PARAMS_02_systematicity = -p data_dir $(TOY_DIR)/world
+NB_TOY_PARAMS_03_productivity = -p data_dir $(TOY_DIR)/world
 
 toy-notebooks: $(TOY_NOTEBOOKS:%=$(BUILD)/toy/%.ipynb) ## notebooks 02 and 03 on the toy world's results
 

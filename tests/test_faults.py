@@ -425,7 +425,7 @@ DAMAGED_MANIFESTS = {
     "unknown kind": ({**GOOD_MANIFEST, "kind": "guess"}, "has 'kind' = \"guess\", expected one of evaluated, toy, "
                                                          "fixture"),
     "unknown scoring rule": ({**GOOD_MANIFEST, "scoring": "rank"}, "has 'scoring' = \"rank\", expected one of "
-                                                                   "retrieval, winoground"),
+                                                                   "retrieval, raw-retrieval, winoground"),
     "unknown benchmark": ({**GOOD_MANIFEST, "benchmark": "vqa"}, "has 'benchmark' = \"vqa\", expected one of"),
     "limit as text": ({**GOOD_MANIFEST, "engine": {"limit": "5"}}, "has 'engine.limit' = \"5\", expected an "
                                                                   "integer or null"),
@@ -476,9 +476,10 @@ def test_check_counts_a_damaged_manifest_and_exits_non_zero(tmp_path):
 
 
 def test_the_schema_knows_the_rules_and_benchmarks_the_registry_declares():
-    assert set(store.DECLARED_VALUES["scoring"]) == {"retrieval", "winoground"}
-    assert set(store.DECLARED_VALUES["benchmark"]) == {"crepe-systematicity", "crepe-productivity", "winoground",
-                                                       "sugarcrepe", "valse", "systematicity", "productivity"}
+    assert set(store.DECLARED_VALUES["scoring"]) == {"retrieval", "raw-retrieval", "winoground"}
+    assert set(store.DECLARED_VALUES["benchmark"]) == {"crepe-systematicity", "crepe-productivity", "crepe-raw",
+                                                       "winoground", "sugarcrepe", "valse", "systematicity",
+                                                       "productivity"}
     with pytest.raises(KeyError):
         store.declare_values("colour", ("red",))
 

@@ -95,7 +95,8 @@ def test_readme_lists_every_declared_dataset_as_the_declarations_say():
     assert "v7w\\_\\<id\\>.jpg" in block.group(1)                      # no raw <tag> for Markdown to swallow
     # an image set is what the benchmarks reading it make of it: COCO val2017 is SugarCrepe's and VALSE's
     assert "| images for evaluating on SugarCrepe and VALSE | `$COCO_IMAGES` | `make data-coco` |" in block.group(1)
-    assert "| images for evaluating on CREPE systematicity and CREPE productivity | `$VG_IMAGES` |" in block.group(1)
+    assert ("| images for evaluating on CREPE systematicity, CREPE productivity and CREPE raw-set retrieval | "
+            "`$VG_IMAGES` |") in block.group(1)
     gated = [line for line in block.group(1).splitlines() if "HF_TOKEN=... make data-" in line]
     assert len(gated) == 1 and "make data-winoground`" in gated[0]
 
@@ -154,8 +155,9 @@ def laptop(tmp_path, monkeypatch, tiny_model):
     monkeypatch.setenv("COCO_IMAGES", str(coco))
     monkeypatch.setenv("VALSE_DATA", str(valse))
     monkeypatch.setenv("CREPE_CACHE", str(tmp_path / "cache"))
+    # app. B.2's raw fold of 1,508 regions, cut to the synthetic set's few
     return {"my-arch": cfg.stem, "my-arch.json": str(cfg), "/path/to/checkpoint.pt": str(ckpt),
-            "data/visual_genome": str(image_dir)}
+            "data/visual_genome": str(image_dir), "1508": "2"}
 
 
 def _cli_examples() -> list[str]:

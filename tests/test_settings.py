@@ -25,7 +25,7 @@ OPTIONS = {
 NOT_SETTINGS = {"--data-dir", "--image-dir", "--out", "--cache-dir", "--no-cache", "--kind", "--label"}
 WHAT = {"evaluate": {"--benchmark", "--model", "--pretrained", "--model-config", "--hn-types", "--train-data",
                      "--complexities", "--no-all-negatives", "--subsets", "--layout", "--why-hard", "--grouping",
-                     "--pieces", "--subset"},
+                     "--pieces", "--subset", "--fold-size", "--max-folds", "--fold-rule", "--fold-seed"},
         "evaluate-paper": {"--models", "--benchmarks", "--devices"}}
 
 

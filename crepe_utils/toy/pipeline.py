@@ -34,6 +34,7 @@ from ..atomic import write_json
 from ..evaluation import evaluate
 from ..errors import CrepeError
 from . import numerics
+from ..benchmarks.crepe import queries as Q, raw
 from .build import DEFAULT_HELD_OUT, TRAIN_DATA, WorldConfig, build_world
 from .train import TrainConfig, train
 from .world import with_converses
@@ -109,10 +110,22 @@ def _run_stage(folder: Path, stage: str, key: str, config: dict, work, force: bo
 
 # ------------------------------------------------------------------------------ the stages
 
+#: regions a raw-set fold on the toy world (app. B.2's N is 1,508; the toy world has 120 regions a complexity)
+TOY_RAW_FOLD_SIZE = 20
+
+
+def raw_fold_size(world: Path) -> int:
+    """The toy world's raw fold size: :data:`TOY_RAW_FOLD_SIZE`, or half the smallest raw set of a smaller world
+    (so that every complexity has at least two folds)."""
+    sets = raw.raw_sets(Q.load_productivity(world))
+    return max(1, min(TOY_RAW_FOLD_SIZE, min(len(items) for items in sets.values()) // 2))
+
+
 def evaluate_toy(world: Path, model: Path, model_summary: dict, out: Path, seed: int, progress: bool,
                  threads: int = 2) -> dict:
-    """Evaluate the trained model on the world with the engine (both benchmarks), with pinned
-    numerics on ``threads`` threads and exact matrix products (precision "portable"); headline numbers."""
+    """Evaluate the trained model on the world with the engine (both benchmarks, and raw-set retrieval in folds of
+    :func:`raw_fold_size`), with pinned numerics on ``threads`` threads and exact matrix products (precision
+    "portable"); headline numbers."""
     common = dict(pretrained=str(model / model_summary["checkpoint"]),
                   model_config=str(model / model_summary["model_config"]), data_dir=str(world),
                   image_dir=str(world / "images"), out=str(out), kind="toy", label=f"toy world (seed {seed})",
@@ -120,8 +133,12 @@ def evaluate_toy(world: Path, model: Path, model_summary: dict, out: Path, seed:
     with numerics.pinned(threads):
         syst = evaluate(model_summary["model_name"], "crepe-systematicity", train_data=TRAIN_DATA, **common)
         prod = evaluate(model_summary["model_name"], "crepe-productivity", **common)
+        fold_size = raw_fold_size(world)
+        raw_sets = evaluate(model_summary["model_name"], "crepe-raw", fold_size=fold_size, **common)
     columns = ["hn_type", "split", "complexity", "n_queries", "r1", "chance_r1", "r1_ci_low", "r1_ci_high"]
-    return {"systematicity": _records(syst, columns), "productivity": _records(prod, columns)}
+    raw_columns = ["complexity", "direction", "n_folds", "fold_size", "n_set", "r1", "r1_std", "r5", "r10"]
+    return {"systematicity": _records(syst, columns), "productivity": _records(prod, columns),
+            "raw": _records(raw_sets[raw_sets["fold"] == raw.MEAN], raw_columns)}
 
 
 def _records(df, columns: list[str]) -> list[dict]:
@@ -148,6 +165,15 @@ def headline(summary: dict) -> str:
         cells = "".join(f"{rows[n]['r1']:6.1f}" if n in rows else f"{'-':>6}" for n in complexities)
         lines.append(f"{'':<15}{hn:<10}{cells}{next(iter(rows.values()))['chance_r1']:8.1f}" if rows else
                      f"{'':<15}{hn:<10}{cells}")   # a set with no scored query (n = 4 swap: none exists) shows "-"
+    rows = {(r["direction"], int(r["complexity"])): r for r in summary.get("raw", ())}
+    if rows:
+        first = next(iter(rows.values()))
+        lines.append(f"{'raw sets':<15}{'(K=' + str(first['n_folds']) + ', N=' + str(first['fold_size']) + ')':<10}"
+                     + "".join(f"{n:>6}" for n in complexities))
+        for direction in raw.DIRECTIONS:
+            lines.append(f"{'':<15}{direction.replace('_to_', '→'):<10}"
+                         + "".join(f"{rows[(direction, n)]['r1']:6.1f}" if (direction, n) in rows else f"{'-':>6}"
+                                   for n in complexities))
     return "\n".join(lines)
 
 

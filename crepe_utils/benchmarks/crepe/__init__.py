@@ -6,6 +6,7 @@ query's own candidates (:mod:`crepe_utils.protocol.retrieval`).
 
 ``datasets``    the released CSVs, pinned (``make data-crepe``)
 ``queries``     CREPE CSVs → retrieval queries (every odd row counted, none silently lost)
+``raw``         raw-set retrieval (app. B.2): folds of N images, both directions, no hard negatives
 ``validation``  the data validation report (``python -m crepe_utils validate``)
 ``roster``      the paper's checkpoints, under its names
 ``reported``    the paper's published numbers and the released files' pinned counts
@@ -22,7 +23,7 @@ from ...errors import DataError
 from ...imagesets.visual_genome import VISUAL_GENOME, ImageIndex
 from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources, TableColumns, limited
 from ...protocol.retrieval import RETRIEVAL, field_counts
-from . import queries as Q, reported, roster
+from . import queries as Q, raw, reported, roster
 from .datasets import CREPE_CSVS
 
 CITATION = "Ma et al., CREPE: Can Vision-Language Foundation Models Reason Compositionally? CVPR 2023"
@@ -157,8 +158,32 @@ PRODUCTIVITY = Benchmark(
     honours=frozenset({"limit", "on_bad_row"}), notebooks=("01_benchmark_totals", "03_productivity",
                                                            "04_imagenet_correlation", "11_is_it_better"))
 
+def _raw_folder(s: Selection) -> str:
+    """raw-productivity-<rule>[-n<fold size>][-seed<seed>]: another fold rule, size or seed is another result."""
+    parts = ["raw-productivity", s.fold_rule]
+    if s.fold_size:
+        parts.append(f"n{s.fold_size}")
+    if s.fold_rule == "seeded" and s.fold_seed:
+        parts.append(f"seed{s.fold_seed}")
+    return "-".join(parts)
+
+
+RAW = Benchmark(
+    name="crepe-raw", title="CREPE raw-set retrieval (app. B.2: folds, no hard negatives)",
+    citation=f"{CITATION}, app. B.2", licence=LICENCE, datasets=(CREPE_CSVS, VISUAL_GENOME), rule=raw.RAW_RETRIEVAL,
+    chance="per query: its positives / the fold's candidates (1/N text to image)", groups=raw.GROUPS,
+    options=(Option("complexities", "complexity n", Q.COMPLEXITIES, type=int, many=True),
+             Option("fold_size", f"images a raw fold (N; default {raw.FOLD_SIZE['productivity']:,}, app. B.2)",
+                    type=int),
+             Option("max_folds", f"at most this many raw folds (K = min(this, floor(|D| / N)); app. B.2: "
+                                 f"{raw.MAX_FOLDS})", type=int, default=raw.MAX_FOLDS),
+             Option("fold_rule", "how raw folds are drawn: seeded (a seeded permutation) or contiguous (file order, "
+                                 "as the released code's first commit sliced)", raw.FOLD_RULES, default="seeded"),
+             Option("fold_seed", "the seed of the seeded fold rule", type=int, default=0)),
+    load=raw.load_raw, folder=_raw_folder, honours=frozenset({"on_bad_row"}), notebooks=("03_productivity",))
+
 #: the paper's short name (captions, ``make check``)
 PAPER = "CREPE"
-BENCHMARKS = (SYSTEMATICITY, PRODUCTIVITY)
+BENCHMARKS = (SYSTEMATICITY, PRODUCTIVITY, RAW)
 #: commands of its own (crepe_utils.cli)
 COMMANDS = {"validate": (f"{__name__}.validation", "validate a CREPE data folder (and its images)")}
