@@ -221,6 +221,12 @@ def summary_lines(result: Comparison) -> list[str]:
     return lines
 
 
+def _queries(n: int, ratio: float) -> float:
+    """⌈n × ratio²⌉, the product first rounded to 9 decimals: where the two widths are equal in exact arithmetic
+    (no discordant query one way), a last-bit difference in an interval would otherwise move the count by one."""
+    return math.ceil(round(n * ratio ** 2, 9)) if ratio == ratio else math.nan
+
+
 def both_ways(result: Comparison) -> pd.DataFrame:
     """Per compared row (sets, then pooled): the same difference with its paired interval, with the interval two
     independent samples of the same size would give (Newcombe, unpaired), and with each model's own Wilson
@@ -248,6 +254,6 @@ def both_ways(result: Comparison) -> pd.DataFrame:
                      "own_intervals_overlap": bool(a_high >= b_low and b_high >= a_low),
                      "paired_excludes_zero": bool(row["diff_ci_low"] > 0 or row["diff_ci_high"] < 0),
                      "paired_width": width_p, "independent_width": width_i, "width_ratio": ratio,
-                     "queries_to_match": math.ceil(row["n_paired"] * ratio ** 2) if ratio == ratio else math.nan,
-                     "queries_to_separate": math.ceil(row["n_paired"] * own ** 2) if own == own else math.nan})
+                     "queries_to_match": _queries(row["n_paired"], ratio),
+                     "queries_to_separate": _queries(row["n_paired"], own)})
     return pd.DataFrame(rows)
