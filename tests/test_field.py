@@ -251,14 +251,38 @@ def test_evaluated_results_are_set_beside_the_table_in_items_where_the_items_are
                            "n_queries": counts[f"sugarcrepe::{s}"], "r1": 100 * ks[s] / counts[f"sugarcrepe::{s}"],
                            "n_skipped": 0} for s in subsets]).reindex(columns=store.SUMMARY_COLUMNS)
     empty = pd.DataFrame(columns=store.PER_QUERY_COLUMNS)
-    helpers.write_retrieval(store.result_dir(tmp_path, "openai-rn50", "sugarcrepe"), sugar, empty, {"kind": "evaluated"})
+    helpers.write_retrieval(store.result_dir(tmp_path, "openai-rn50", "sugarcrepe"), sugar, empty,
+                            {"kind": "evaluated", "benchmark": "sugarcrepe"})
     prod = pd.DataFrame([{"model": "openai-rn50", "benchmark": "productivity", "hn_type": "atom", "complexity": n,
                           "n_queries": 100, "r1": 20.0, "n_skipped": 0} for n in (4, 12)]).reindex(
         columns=store.SUMMARY_COLUMNS)
-    helpers.write_retrieval(store.result_dir(tmp_path, "openai-rn50", "productivity"), prod, empty, {"kind": "evaluated"})
+    helpers.write_retrieval(store.result_dir(tmp_path, "openai-rn50", "productivity"), prod, empty,
+                            {"kind": "evaluated", "benchmark": "crepe-productivity"})
     beside = F.evaluated_beside(tmp_path).set_index("column")
     assert set(beside.index) == {f"sugarcrepe::{s}" for s in subsets} | {"crepe::atom"}
     assert beside.loc["sugarcrepe::add_att", "diff_items"] == 1 and beside.loc["sugarcrepe::replace_obj", "diff_items"] == 0
     atom = beside.loc["crepe::atom"]
     assert not atom["same_items"] and (atom["evaluated_k"], atom["evaluated_n"], atom["field_n"]) == (40, 200, 17698)
     assert F.evaluated_beside(tmp_path / "none").empty
+
+
+def test_a_winoground_result_stands_beside_the_field_through_its_rule(tmp_path):
+    """A Winoground result (its own rule's summary: breakdown × metric rows) reaches the field's columns through the
+    generic path; only the ``all`` rows count, and a fixture (not evaluated) result adds nothing."""
+    import json
+    from crepe_utils.across import field as F
+    def write(folder, kind, correct):
+        folder.mkdir(parents=True)
+        manifest = {"schema_version": 1, "kind": kind, "scoring": "winoground", "benchmark": "winoground",
+                    "model": {"key": "openai-rn50"}, "selection": {}}
+        (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+        body = "".join(f"{b},{sub},{m},{n},{k},{100 * k / n}\n" for b, sub, n in (("all", "all", 400), ("tag", "Object", 7))
+                       for m, k in zip(("text", "image", "group"), correct if b == "all" else (7, 7, 7)))
+        (folder / "summary.csv").write_text("breakdown,subset,metric,n_examples,n_correct,score\n" + body,
+                                            encoding="utf-8")
+    write(tmp_path / "openai-rn50" / "winoground", "evaluated", (120, 40, 30))
+    write(tmp_path / "fixture" / "winoground", "fixture", (1, 1, 1))
+    beside = F.evaluated_beside(tmp_path).set_index("column")
+    assert list(beside.index) == ["winoground::text", "winoground::image", "winoground::group"]
+    assert beside["evaluated_k"].tolist() == [120, 40, 30] and set(beside["evaluated_n"]) == {400}
+    assert beside.loc["winoground::text", "evaluated"] == 30.0

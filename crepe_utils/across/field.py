@@ -15,6 +15,7 @@ registry. Intervals of a blind scorer's k of N are exact binomial (Clopper–Pea
 from __future__ import annotations
 
 import zlib
+from pathlib import Path
 
 import numpy as np
 
@@ -229,24 +230,20 @@ def best_blind(placement: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------------ evaluated beside the table
 
 def _evaluated(results_dir) -> list[dict]:
-    """Each evaluated result under ``results_dir`` as k of N per column of the table: a benchmark's own reader
-    where it declares one, else its retrieval summaries pooled over its declared group."""
-    summaries, rows = store.load_results(results_dir), []
-    for name, declared in field.declarations().items():
-        if declared.evaluated is not None:
-            rows += declared.evaluated(results_dir)
+    """Each evaluated result under ``results_dir`` as k of N per column of the table, as it scored its ties
+    (:func:`crepe_utils.field.result_counts`); a result that cannot be read is left out with a warning."""
+    if results_dir is None or not Path(results_dir).is_dir():
+        return []
+    rows = []
+    for manifest_path in store.published_files(results_dir, store.MANIFEST):
+        try:
+            counted = field.result_counts(manifest_path.parent)
+        except store.ResultsError as exc:
+            store.warn_unreadable(exc, "its result is left out")
             continue
-        bench = benchmarks.get(name)
-        part = summaries[summaries["benchmark"].isin({bench.name, *bench.aliases}) & (summaries["kind"] == "evaluated")]
-        prefix = f"{declared.prefix}::"
-        # results written before a benchmark declared its groups name the part in hn_type
-        group = next((g for g in (declared.group, "hn_type") if g in part and part[g].notna().any()), None)
-        if part.empty or group is None:
-            continue
-        part = part.assign(k=(part["r1"] * part["n_queries"] / 100).round().astype(int))
-        for (model, value), g in part.groupby(["model", group], sort=False):
-            rows.append({"checkpoint": model, "column": prefix + str(value), "evaluated_k": int(g["k"].sum()),
-                         "evaluated_n": int(g["n_queries"].sum()), "files": len(g)})
+        rows += [{"checkpoint": c["model"], "column": c["column"], "evaluated_k": c["k"], "evaluated_n": c["n"],
+                  "files": c["sets"]}
+                 for c in counted if c["result_kind"] == "evaluated"]
     return rows
 
 

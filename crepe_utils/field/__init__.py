@@ -20,10 +20,13 @@ family column would also count ALIP, which is pretrained from scratch.
 from __future__ import annotations
 
 import functools
+import os
+from pathlib import Path
 
 from . import reported
 from .. import benchmarks
 from ..lazy import lazy
+from ..results import store
 
 pd = lazy("pandas")
 
@@ -76,6 +79,27 @@ def table() -> pd.DataFrame:
     df["checkpoint"] = df["row"].map(keys["checkpoint"]).fillna("")
     df["flag"] = df["row"].map(keys["flag"]).fillna("")
     return df
+
+
+def result_counts(directory: str | os.PathLike, tie_policy: str | None = None) -> list[dict]:
+    """One result folder's k of n per column of the table it covers (its benchmark's declared columns, pooled by
+    its scoring rule: :meth:`~crepe_utils.protocol.benchmark.Benchmark.field_counts`), each with its ``model``
+    key and the result's ``kind``; ``tie_policy`` None: as the run scored. None of a benchmark the table lacks;
+    a summary that cannot be read so is a :class:`~crepe_utils.results.store.ResultsError` naming it."""
+    directory = Path(directory)
+    manifest = store.load_manifest(directory)
+    bench = benchmarks.get(manifest["benchmark"]) if manifest.get("benchmark") else None
+    if bench is None or bench.table_columns is None:
+        return []
+    summary = store.read_table(lambda p: pd.read_csv(p, keep_default_na=True, dtype={"split": "string"}),
+                               directory / store.SUMMARY)
+    try:
+        counted = bench.field_counts(summary, manifest, tie_policy) or []
+    except (KeyError, AttributeError, TypeError, ValueError) as exc:
+        raise store.ResultsError(f"{directory / store.SUMMARY} cannot be read as {bench.name}'s summary "
+                                 f"({type(exc).__name__}: {exc}): evaluate again or delete its folder") from None
+    return [{**c, "model": manifest["model"]["key"], "result_kind": manifest.get("kind", "evaluated")}
+            for c in counted]
 
 
 def __getattr__(name: str):

@@ -191,6 +191,10 @@ class ScoringRule:
     #: (result folder, manifest, tie policy) → :class:`~crepe_utils.protocol.tables.Outcomes`: what "correct" is
     #: for each of its rows, per query, for a paired comparison (``compare``); None: it cannot be compared
     outcomes: Callable | None = None
+    #: (summary, manifest, tie policy, :class:`TableColumns`) → its k of n per declared column: one dict per column
+    #: with ``column``, ``k``, ``n``, ``sets`` (result rows pooled) and ``pooling`` (in words); tie policy None:
+    #: as the run scored
+    field: Callable | None = None
 
 
 #: settings that only a scoring rule or a benchmark's reader can honour (the rest are the engine's, for every one)
@@ -214,10 +218,11 @@ class TableColumns:
     chance: Callable[[str], float]                 #: part → chance, %
     #: part → the other item sets it could have been scored on, as (what, N)
     alternatives: Callable[[str], list] = lambda part: []
-    #: results root → its evaluated rows (checkpoint, column, evaluated_k, evaluated_n, files) for a benchmark whose
-    #: results are not retrieval summaries; None: pooled from the retrieval summaries over ``group``
-    evaluated: Callable | None = None
     pooled: bool = False                           #: the table pools several released files into one column
+    #: summary → the rows its columns pool (every row by default)
+    keep: Callable = lambda summary: summary.index == summary.index
+    #: manifest → how its rows were pooled into a column, in words (a result's standing says it)
+    pooling: Callable[[Mapping], str] = lambda manifest: ""
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -263,10 +268,14 @@ class Benchmark:
     """Why a selection's values contradict each other (checked after each value), or None."""
     table_columns: TableColumns | None = None
     """Its columns in the published table of the field (vl_compo), or None when the table has none."""
-    field: Callable | None = None
-    """(summary, manifest, tie policy) → its numbers on the columns of a published table about several benchmarks
-    (the field's 202 checkpoints): one dict per column with ``column`` (as that table spells it), ``k``, ``n`` and
-    ``pooling`` (how its rows were pooled to match the column); None: the table has no column of it."""
+
+    def field_counts(self, summary, manifest: Mapping, tie_policy: str | None = None) -> list[dict] | None:
+        """A result's k of n per column of the published table of the field (its ``table_columns``, pooled by its
+        rule): one dict per column with ``column``, ``k``, ``n`` and ``pooling``; None when the table has no column
+        of it. ``tie_policy`` None: as the run scored."""
+        if self.table_columns is None or self.rule.field is None:
+            return None
+        return self.rule.field(summary, manifest, tie_policy, self.table_columns)
 
     def read(self, sources: Sources, selection: Selection, settings) -> Loaded:
         """Its queries for ``selection`` (checked by :meth:`selection`), with its grouping fields."""

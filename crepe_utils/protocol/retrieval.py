@@ -147,25 +147,27 @@ def outcomes(directory, manifest: dict, tie_policy: str) -> Outcomes:
     return Outcomes(tuple(groups), frame, "every query of every set")
 
 
-def field_counts(summary: pd.DataFrame, tie_policy: str, *, group: str, prefix: str, how: str = "",
-                 keep=lambda summary: summary.index == summary.index) -> list[dict]:
-    """A retrieval result's k of n per value of ``group`` (rows ``keep`` selects; several rows of one value summed),
-    as the column ``prefix + value``: what a benchmark's declaration gives as ``field`` (``how``: the pooling, in
-    words). k is R@1 (``tie_policy``) times the queries, rounded."""
-    if group not in summary.columns:
+def field_counts(summary: pd.DataFrame, manifest: dict, tie_policy: str | None, columns) -> list[dict]:
+    """A retrieval result's k of n per value of ``columns.group`` (the rows ``columns.keep`` selects; several rows
+    of one value summed), as the column ``<prefix>::<value>``. k is R@1 (``tie_policy``; None: as the run scored)
+    times the queries, rounded."""
+    group = columns.group
+    if group not in summary.columns and not manifest.get("groups"):
+        group = "hn_type"                 # written before its benchmark declared its groups: CREPE's field names it
+    if group not in summary.columns or summary[group].isna().all():
         return []
-    part = summary[keep(summary) & (summary["n_queries"] > 0)]
+    part = summary[columns.keep(summary) & (summary["n_queries"] > 0)]
     value = part[f"r1_{tie_policy}"] if f"r1_{tie_policy}" in part else part["r1"]
     part = part.assign(k=(value * part["n_queries"] / 100.0).round().astype(int))
-    out = []
+    how, out = columns.pooling(manifest), []
     for name, rows in part.groupby(group, sort=False):
         pooled = f"{how} ({len(rows)} sets summed)" if len(rows) > 1 else how
-        out.append({"column": f"{prefix}{name}", "k": int(rows["k"].sum()), "n": int(rows["n_queries"].sum()),
-                    "pooling": pooled or f"its {group} row"})
+        out.append({"column": f"{columns.prefix}::{name}", "k": int(rows["k"].sum()),
+                    "n": int(rows["n_queries"].sum()), "sets": len(rows), "pooling": pooled or f"its {group} row"})
     return out
 
 
 RETRIEVAL = ScoringRule(
     "retrieval", evaluate, SCORE_DTYPE, honours=frozenset({"tie_policy", "n_boot"}), brief=brief, read=load_results,
-    outcomes=outcomes,
+    outcomes=outcomes, field=field_counts,
     description="image-to-text Recall@K of the positive among the query's own candidates, ties by tie_policy")

@@ -11,6 +11,6 @@
 
 Nothing here names a benchmark: what "correct" is for a benchmark's rows is its scoring rule's ``outcomes``
 (:class:`crepe_utils.protocol.benchmark.ScoringRule`), and how its rows make a field column is its declaration's
-``field``.
+``table_columns`` pooled by that rule's ``field`` (:func:`crepe_utils.field.result_counts`).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Where a model stands among the field's 202 checkpoints (vl_compo, Oh et al. 2024): ``python -m crepe_utils
 standing``.
 
-Each result folder given is read through its benchmark's declaration (``field``): its rows pooled to the field
+Each result folder given is read through its benchmark's declaration (``table_columns``): its rows pooled to the field
 table's columns, k of n, and how (each declaration says it in words). Where the field's own N, read off its 202
 values (every value is k/N of one N), differs from the result's, the row says so: the model is then placed by
 value, not item for item.
@@ -55,25 +55,13 @@ class Standing:
 
 
 def result_counts(directory: str | os.PathLike, tie_policy: str = "pessimistic") -> list[dict]:
-    """One result folder's k of n per field column it covers (its benchmark's ``field``), with its model."""
+    """One result folder's k of n per field column it covers (:func:`crepe_utils.field.result_counts`)."""
     directory = Path(directory)
     if not (directory / store.MANIFEST).is_file():
         raise StandingError(f"{directory} is not a result folder (it holds no {store.MANIFEST}): pass folders "
                             "evaluate wrote for one model and benchmark (<results>/<model>/<benchmark>)")
-    manifest = store.load_manifest(directory)
-    bench = benchmarks.get(manifest["benchmark"]) if manifest.get("benchmark") else None
-    if bench is None or bench.field is None:
-        return []
-    summary = store.read_table(lambda p: pd.read_csv(p, keep_default_na=True, dtype={"split": "string"}),
-                               directory / store.SUMMARY)
-    try:
-        counted = bench.field(summary, manifest, tie_policy)
-    except (KeyError, AttributeError, TypeError, ValueError) as exc:
-        raise store.ResultsError(f"{directory / store.SUMMARY} cannot be read as {bench.name}'s summary "
-                                 f"({type(exc).__name__}: {exc}): evaluate again or delete its folder") from None
-    key = manifest["model"]["key"]
-    return [{**c, "model": key, "kind": "blind" if key.startswith(BLIND_PREFIX) else "model",
-             "result_kind": manifest.get("kind", "evaluated"), "result_dir": str(directory)} for c in counted]
+    return [{**c, "kind": "blind" if c["model"].startswith(BLIND_PREFIX) else "model", "result_dir": str(directory)}
+            for c in field.result_counts(directory, tie_policy)]
 
 
 def paper_rows(directory: str | os.PathLike, tie_policy: str = "pessimistic") -> list[dict]:

@@ -22,7 +22,7 @@ from ...digests import sha256_file
 from ...errors import DataError
 from ...imagesets.visual_genome import VISUAL_GENOME, ImageIndex
 from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, SelectionError, Sources, TableColumns, limited
-from ...protocol.retrieval import RETRIEVAL, field_counts
+from ...protocol.retrieval import RETRIEVAL
 from . import queries as Q, raw, reported, roster
 from .datasets import CREPE_CSVS
 
@@ -139,7 +139,10 @@ def _released_rows(hn_type: str) -> int:
 #: vl_compo's table pools a type's complexities (one item set per type: the archive's ``_all`` files)
 PRODUCTIVITY_COLUMNS = TableColumns(prefix="crepe", parts=("atom", "swap", "negate"), group="hn_type",
                                     label="CREPE productivity (pooled over n)", released=_released_rows,
-                                    chance=lambda part: 100 / 6, alternatives=_alternatives, pooled=True)
+                                    chance=lambda part: 100 / 6, alternatives=_alternatives, pooled=True,
+                                    keep=lambda summary: summary["hn_type"] != ALL_NEGATIVES,
+                                    pooling=lambda manifest: "its HN type's complexity files pooled (k and N summed "
+                                                             "over n), as the field pools a type")
 
 PRODUCTIVITY = Benchmark(
     name="crepe-productivity", aliases=("productivity",), title="CREPE productivity (complexity n = 4 to 12)",
@@ -151,12 +154,9 @@ PRODUCTIVITY = Benchmark(
              Option("all_negatives", "the 16-candidate all-negatives sets of app. B.3", type=bool, default=True)),
     load=load_productivity, agree=_productivity_agrees, folder=lambda s: "productivity",
     roster=roster.PRODUCTIVITY_MODELS, table_columns=PRODUCTIVITY_COLUMNS,
-    field=lambda summary, manifest, tie_policy: field_counts(
-        summary, tie_policy, group=PRODUCTIVITY_COLUMNS.group, prefix=f"{PRODUCTIVITY_COLUMNS.prefix}::",
-        keep=lambda s: s["hn_type"] != ALL_NEGATIVES,
-        how="its HN type's complexity files pooled (k and N summed over n), as the field pools a type"),
     honours=frozenset({"limit", "on_bad_row"}), notebooks=("01_benchmark_totals", "03_productivity",
                                                            "04_imagenet_correlation", "11_is_it_better"))
+
 
 def _raw_folder(s: Selection) -> str:
     """raw-productivity-<rule>[-n<fold size>][-seed<seed>]: another fold rule, size or seed is another result."""

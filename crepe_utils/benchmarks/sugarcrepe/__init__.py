@@ -18,7 +18,7 @@ import functools
 from ...digests import sha256_file
 from ...imagesets.coco import COCO, CocoImages
 from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, Sources, TableColumns, limited
-from ...protocol.retrieval import RETRIEVAL, field_counts
+from ...protocol.retrieval import RETRIEVAL
 from . import reported, roster
 from .data import SUBSETS, load_pairs
 from .datasets import SUGARCREPE_JSONS
@@ -50,7 +50,8 @@ TABLE_COLUMNS = TableColumns(
     prefix="sugarcrepe", parts=("replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att", "add_obj",
                                 "add_att"),
     group="subset", label="SugarCrepe", released=lambda subset: _pinned("pairs", subset), chance=lambda part: 50.0,
-    alternatives=lambda subset: [("before 546eb51", n)] if (n := _pinned(EARLIER, subset)) is not None else [])
+    alternatives=lambda subset: [("before 546eb51", n)] if (n := _pinned(EARLIER, subset)) is not None else [],
+    pooling=lambda manifest: "its subset's row: the same items")
 
 SUGARCREPE = Benchmark(
     name="sugarcrepe", title="SugarCrepe (COCO images, one fluent hard negative per caption)",
@@ -61,10 +62,7 @@ SUGARCREPE = Benchmark(
     options=(Option("subsets", "SugarCrepe's subsets", SUBSETS, many=True),),
     load=load, folder=lambda s: "sugarcrepe", roster=tuple(roster.keys()), honours=frozenset({"limit"}),
     table_columns=TABLE_COLUMNS,
-    notebooks=("08_sugarcrepe",),
-    field=lambda summary, manifest, tie_policy: field_counts(
-        summary, tie_policy, group=TABLE_COLUMNS.group, prefix=f"{TABLE_COLUMNS.prefix}::",
-        how="its subset's row: the same items"))
+    notebooks=("08_sugarcrepe",))
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "SugarCrepe"

@@ -24,7 +24,7 @@ from ...imagesets.swig import SWIG, SwigImages
 from ...imagesets.visdial import VISDIAL, VisdialImages
 from ...imagesets.visual7w import VISUAL7W, Visual7wImages
 from ...protocol.benchmark import Benchmark, Loaded, Option, Selection, Sources, TableColumns, limited
-from ...protocol.retrieval import RETRIEVAL, field_counts
+from ...protocol.retrieval import RETRIEVAL
 from . import reported
 from .data import PIECE_NAMES, SUBSETS, load_items
 from .datasets import VALSE_JSONS
@@ -57,7 +57,11 @@ def _pinned(quantity: str, piece: str) -> int:
 #: vl_compo's table scores the valid set of each piece; the full set is the other count it could be
 TABLE_COLUMNS = TableColumns(prefix="valse", parts=PIECE_NAMES, group="piece", label="VALSE (valid set)",
                              released=lambda piece: _pinned("valid", piece), chance=lambda part: 50.0,
-                             alternatives=lambda piece: [("full set", _pinned("items", piece))])
+                             alternatives=lambda piece: [("full set", _pinned("items", piece))],
+                             pooling=lambda manifest: "its piece's row, " + (
+                                 "the valid set, as the field counts it"
+                                 if (manifest.get("selection") or {}).get("subset", "valid") == "valid"
+                                 else "every item (the field counts the valid set only)"))
 
 VALSE = Benchmark(
     name="valse", title="VALSE (caption against foil, eleven linguistic pieces)",
@@ -71,12 +75,7 @@ VALSE = Benchmark(
              Option("subset", "valid (the authors' validated set, default) or full (every item)", SUBSETS,
                     default="valid")),
     load=load, folder=lambda s: "valse" if s.subset == "valid" else f"valse-{s.subset}",
-    honours=frozenset({"limit"}), notebooks=("09_valse",), table_columns=TABLE_COLUMNS,
-    field=lambda summary, manifest, tie_policy: field_counts(
-        summary, tie_policy, group=TABLE_COLUMNS.group, prefix=f"{TABLE_COLUMNS.prefix}::",
-        how="its piece's row, " + ("the valid set, as the field counts it"
-                                   if (manifest.get("selection") or {}).get("subset", "valid") == "valid"
-                                   else "every item (the field counts the valid set only)")))
+    honours=frozenset({"limit"}), notebooks=("09_valse",), table_columns=TABLE_COLUMNS)
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "VALSE"

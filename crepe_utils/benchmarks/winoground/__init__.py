@@ -27,26 +27,17 @@ from . import reported, results
 from .data import LAYOUTS
 from .datasets import WINOGROUND_FILES
 from .queries import load
-from .rule import WINOGROUND_RULE, field_counts
+from .rule import WINOGROUND_RULE
 from .statistics import GROUPINGS
 
 def _examples(metric: str) -> int:
     return int(reported.released_counts()["examples"])
 
 
-def _evaluated(results_dir) -> list[dict]:
-    """Each evaluated model's text, image and group score on all examples, as k of N."""
-    rows = results.load_results(results_dir)
-    rows = rows[(rows["breakdown"] == "all") & (rows["kind"] == "evaluated")]
-    return [{"checkpoint": r.model, "column": f"winoground::{r.metric}", "evaluated_k": int(r.n_correct),
-             "evaluated_n": int(r.n_examples), "files": 1} for r in rows.itertuples()]
-
-
 #: chance, %: enumerated over the 24 orders of four distinct scores
 CHANCE = {"text": 25.0, "image": 25.0, "group": 100 / 6}
 TABLE_COLUMNS = TableColumns(prefix="winoground", parts=("text", "image", "group"), group="metric",
-                             label="Winoground", released=_examples, chance=CHANCE.__getitem__,
-                             evaluated=_evaluated)
+                             label="Winoground", released=_examples, chance=CHANCE.__getitem__)
 
 WINOGROUND = Benchmark(
     name="winoground", title="Winoground (two images, two captions, the same words)",
@@ -61,8 +52,7 @@ WINOGROUND = Benchmark(
                                 "to the data when present)", type=(str, os.PathLike), default="auto"),
              Option("grouping", "how the 4 groups of the appendix-A interval are formed (id order)", GROUPINGS,
                     default="contiguous")),
-    load=load, folder=lambda s: "winoground", notebooks=("05_winoground",), table_columns=TABLE_COLUMNS,
-    field=field_counts)
+    load=load, folder=lambda s: "winoground", notebooks=("05_winoground",), table_columns=TABLE_COLUMNS)
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "Winoground"

@@ -119,15 +119,15 @@ def outcomes(directory, manifest: dict, tie_policy: str) -> Outcomes:
                     "the group score over all examples")
 
 
-def field_counts(summary: pd.DataFrame, manifest: dict, tie_policy: str) -> list[dict]:
-    """Its text, image and group scores over all examples as the columns ``winoground::<metric>``: k correct of
+def field_counts(summary: pd.DataFrame, manifest: dict, tie_policy: str | None, columns) -> list[dict]:
+    """Its text, image and group scores over all examples as the columns ``<prefix>::<metric>``: k correct of
     the examples scored, ties failing whatever ``tie_policy`` says (the summary holds the paper's strict scores)."""
     rows = summary[(summary["breakdown"] == "all") & (summary["n_examples"] > 0)]
-    return [{"column": f"winoground::{r.metric}", "k": int(r.n_correct), "n": int(r.n_examples),
+    return [{"column": f"{columns.prefix}::{r.metric}", "k": int(r.n_correct), "n": int(r.n_examples), "sets": 1,
              "pooling": "all examples, the paper's strict inequalities (a tie fails)"} for r in rows.itertuples()]
 
 
 WINOGROUND_RULE = ScoringRule(
     "winoground", evaluate, SCORE_DTYPE, honours=frozenset({"n_boot"}), brief=brief, read=load_results,
-    outcomes=outcomes,
+    outcomes=outcomes, field=field_counts,
     description="text, image and group scores with strict inequalities (eq. 1-3); ties fail, and are counted")
