@@ -195,7 +195,9 @@ if [[ -n "$bad" || "$done_tasks" -ne "$N" ]]; then
 fi
 
 # --- the same runs in one process: the tasks' command lines, one after another
-"$VPY" - "$WORK/single" "$DATA_ABS" "$TASKS" <<'EOF' || fail "the one-process runs failed"
+# (their tables and progress go to single.log, kept with the other logs on failure)
+"$VPY" - "$WORK/single" "$DATA_ABS" "$TASKS" >"$WORK/single.log" 2>&1 <<'EOF' \
+    || fail "the one-process runs failed: $(grep -m1 '^error' "$WORK/single.log" || tail -1 "$WORK/single.log")"
 import sys, warnings
 from crepe_utils import cli
 out, data, tasks = sys.argv[1:]
