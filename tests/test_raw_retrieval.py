@@ -466,3 +466,16 @@ def test_the_false_negative_section_reads_productivity_raw_results_only(root, sy
     assert set(raw.read_raw(out).benchmark) == {"raw-productivity", "raw-systematicity"}
     shown = FN.evaluated_raw(out)
     assert list(shown.benchmark) == ["raw-productivity"] and list(shown.complexity) == [4]
+
+
+def test_systematicity_raw_sets_take_a_registry_models_training_set():
+    """As crepe-systematicity: the split is the model's training set unless given; another model must name one."""
+    from types import SimpleNamespace
+    bench = benchmarks.get("crepe-raw")
+    sel = bench.selection(protocol="systematicity")
+    assert bench.for_model(sel, SimpleNamespace(key="yfcc15m-rn101")).train_data == "yfcc"
+    assert bench.for_model(sel.replace(train_data="laion"), SimpleNamespace(key="yfcc15m-rn101")).train_data == "laion"
+    with pytest.raises(benchmarks.SelectionError, match="say which systematicity split to use"):
+        bench.for_model(sel, SimpleNamespace(key="crepe-tiny-test"))
+    productivity = bench.selection()
+    assert bench.for_model(productivity, SimpleNamespace(key="crepe-tiny-test")) == productivity
