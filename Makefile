@@ -166,8 +166,9 @@ evaluate: $(VENV_STAMP) ## evaluate MODELS (default: the papers') on CREPE and S
 # ---------------------------------------------------------------- Slurm
 # The documented job array (docs/slurm/evaluate_array.sbatch) on a single-node Slurm on localhost: munged, slurmctld
 # and slurmd from Debian's packages (apt-get installs slurm-wlm and munge where missing: root, as CI runs), the
-# blind scorers on CREPE's released productivity text, each task's summary compared byte for byte with the same run
-# in one process; the daemons it started are stopped on every exit (docs/slurm/check.sh).
+# blind scorers and a tiny fixture CLIP (crepe-productivity and crepe-raw, synthetic images) on CREPE's released
+# productivity text, each task's summary compared byte for byte with the same run in one process; the daemons it
+# started are stopped on every exit (docs/slurm/check.sh).
 slurm-check: $(VENV_STAMP) ## the Slurm job array on a one-node Slurm started here (root), compared with one process
 	VPY=$(VPY) bash docs/slurm/check.sh
 

@@ -264,3 +264,218 @@ def test_the_released_raw_sets(shared_crepe):
     assert len(loaded.queries) == 2 * 1508
     with pytest.raises(raw.RawSetError, match="complexity 4: a fold of 1,508 images is larger than the raw set's 1,445"):
         bench.read(benchmarks.Sources(shared_crepe), bench.selection(complexities=(4,)), EvaluationSettings())
+
+
+# ------------------------------------------------------------------------------ systematicity raw sets (N = 1,855)
+
+#: the systematicity CSVs' documented columns, in the documented order (region_id first, image_id near the end)
+SYST_COLUMNS = ["region_id", "caption", "x", "y", "width", "height", "valid_hard_negs_comp", "valid_hard_negs_atom",
+                "image_id", "valid_hard_negs_combined"]
+
+
+def write_syst(path: Path, rows: list[tuple]) -> Path:
+    """Rows (image_id, caption, (x, y, w, h) as written, atom negatives, comp negatives) in the documented format:
+    coordinates as the text given ('346' or '12.0'), negative lists of any length, possibly empty."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(SYST_COLUMNS)
+        for region, (image_id, caption, (x, y, wd, ht), atom, comp) in enumerate(rows):
+            w.writerow([300 + region, caption, x, y, wd, ht, repr(comp), repr(atom), image_id, repr(atom + comp)])
+    return path
+
+
+SC_ROWS = [("201", "a red brick paved sidewalk", ("3", "4", "40", "30"), ["a brown brick paved sidewalk"],
+            ["a red mall and blue sidewalk", "a red alley and black sidewalk"]),
+           ("202", "a dog on a mat", ("0", "0", "50", "40"), [], []),               # no negatives: still a positive
+           ("203", "a man with a hat", ("2.0", "2.0", "30.0", "30.0"), ["a woman with a hat"], []),
+           ("201", "a sidewalk of red bricks", ("3", "4", "40", "30"), [], ["x"]),  # a second caption of 201's region
+           ("204", "a dog on a mat", ("1", "1", "40", "40"), ["a cat on a mat"], []),   # shared with 202
+           ("205", "a tall tree", ("0", "0", "60", "50"), ["a short tree"], []),
+           ("205", "a green tree", ("10", "10", "40", "40"), ["a red tree"], []),       # another region of 205
+           ("202", "a dog on a mat", ("0", "0", "50", "40"), ["a dog under a mat"], [])]  # a repeated row
+UC_ROWS = [("206", "an old chair", ("0", "0", "40", "30"), ["a new chair"], []),
+           ("207", "a blue car", ("5", "5", "40", "30"), ["a red car"], ["a blue bus and car"]),
+           ("208", "a small boat", ("0", "0", "30", "30"), [], []),
+           ("209", "a wet road", ("1", "2", "30", "30"), ["a dry road"], [])]
+SYST_IMAGES = sorted({r[0] for r in SC_ROWS + UC_ROWS})
+
+
+@pytest.fixture(scope="module")
+def syst_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("raw-syst")
+    data_dir, image_dir = root / "crepe", root / "images"
+    helpers.make_vg_root(image_dir, SYST_IMAGES, size=(80, 60))
+    write_syst(data_dir / "syst_hard_negatives" / "syst_vg_hard_negs_seen_compounds_in_laion.csv", SC_ROWS)
+    write_syst(data_dir / "syst_hard_negatives" / "syst_vg_hard_negs_unseen_compounds_in_laion.csv", UC_ROWS)
+    return data_dir, image_dir
+
+
+def expected_syst_items(data_dir: Path, split: str, train_data: str = "laion") -> list[tuple]:
+    """(image id, box, captions) of one split's file in order of first appearance: read here with csv."""
+    name = {"SC": "seen", "UC": "unseen"}[split]
+    items: dict[tuple, list[str]] = {}
+    with open(data_dir / "syst_hard_negatives" / f"syst_vg_hard_negs_{name}_compounds_in_{train_data}.csv") as fh:
+        for r in csv.DictReader(fh):
+            key = (r["image_id"], tuple(float(r[c]) for c in ("x", "y", "width", "height")))
+            caps = items.setdefault(key, [])
+            if r["caption"] not in caps:
+                caps.append(r["caption"])
+    return [(i, b, tuple(c)) for (i, b), c in items.items()]
+
+
+def load_syst(data_dir, **selection):
+    bench = benchmarks.get("crepe-raw")
+    return bench.read(benchmarks.Sources(data_dir),
+                      bench.selection(protocol="systematicity", train_data="laion", **selection), EvaluationSettings())
+
+
+def test_the_systematicity_raw_set_is_every_region_of_the_split_with_its_captions(syst_root):
+    data_dir, _ = syst_root
+    sc = expected_syst_items(data_dir, "SC")
+    assert len(sc) == 6          # 201 (two captions), 202, 203, 204, 205 twice; the repeated row adds nothing
+    assert ("201", (3.0, 4.0, 40.0, 30.0), ("a red brick paved sidewalk", "a sidewalk of red bricks")) in sc
+    assert ("202", (0.0, 0.0, 50.0, 40.0), ("a dog on a mat",)) in sc          # its row has no negatives
+    loaded = load_syst(data_dir, splits=("SC",), fold_size=6, fold_rule="contiguous")
+    assert [(q.image_id, q.box) for q in loaded.queries] == [(i, b) for i, b, _ in sc]
+    assert loaded.queries[0].candidates == tuple(c for _, _, caps in sc for c in caps)
+    assert {(q.benchmark, q.train_data, q.split, q.complexity) for q in loaded.queries} == {
+        ("raw-systematicity", "laion", "SC", None)}
+    assert loaded.data["raw_sets"] == {"SC": {"n_items": 6, "n_folds": 1}}
+    assert loaded.data["protocol"] == "systematicity" and loaded.data["train_data"] == "laion"
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_systematicity_folds_follow_the_documented_rule(syst_root, seed):
+    """Seeded: default_rng([seed, 0]) permutes SC, default_rng([seed, 1]) UC; fold k is positions kN..(k+1)N-1;
+    contiguous: file order. K = min(max folds, floor(|D| / N)) per split."""
+    data_dir, _ = syst_root
+    loaded = load_syst(data_dir, fold_size=2, fold_seed=seed)
+    for split, stream in (("SC", 0), ("UC", 1)):
+        items = expected_syst_items(data_dir, split)
+        k = min(20, len(items) // 2)
+        perm = np.random.default_rng([seed, stream]).permutation(len(items))
+        want = [[items[i][:2] for i in perm[f * 2:(f + 1) * 2]] for f in range(k)]
+        got = [[(q.image_id, q.box) for q in loaded.queries if q.split == split and q.fold == f] for f in range(k)]
+        assert got == want
+        assert loaded.data["raw_sets"][split] == {"n_items": len(items), "n_folds": k}
+    contiguous = load_syst(data_dir, splits=("SC",), fold_size=4, fold_rule="contiguous")
+    items = expected_syst_items(data_dir, "SC")
+    assert [(q.image_id, q.box) for q in contiguous.queries] == [i[:2] for i in items[:4]]      # K = floor(6/4) = 1
+
+
+def test_systematicity_ranks_match_a_brute_force_with_ties(syst_root):
+    """Both directions' ranks, ties and Recall@K of every systematicity fold against the loop in brute_force,
+    with coarse scores (many ties) and the shared caption 'a dog on a mat' (202's and 204's)."""
+    data_dir, _ = syst_root
+    loaded = dataclass_groups(load_syst(data_dir, splits=("SC",), fold_size=3, fold_rule="contiguous"))
+    rng = np.random.default_rng(11)
+    per_query = [rng.integers(0, 3, size=len(q.candidates)).astype(np.float32) / 3 for q in loaded.queries]
+    result = EngineResult.of_scores(loaded.queries, np.concatenate(per_query), {})
+    tables = raw.evaluate(result, loaded, EvaluationSettings(), "m")
+    log = pd.concat(list(tables.per_query))
+    summary = tables.summary
+    assert set(summary.benchmark) == {"raw-systematicity"} and set(summary.split) == {"SC"}
+    assert set(summary.train_data) == {"laion"} and summary.complexity.isna().all()
+    for f in range(2):
+        qs = [(i, q) for i, q in enumerate(loaded.queries) if q.fold == f]
+        matrix = np.stack([per_query[i] for i, _ in qs])
+        owner = [j for j, (_, q) in enumerate(qs) for _ in q.positives]
+        for d, n in (("image_to_text", len(qs)), ("text_to_image", len(owner))):
+            got = log[(log.direction == d) & (log.fold == str(f))]
+            want = [brute_force(matrix, owner, x, d) for x in range(n)]
+            assert list(zip(got["rank"], got.rank_optimistic, got.n_ties)) == want
+            row = summary[(summary.direction == d) & (summary.fold == str(f))].iloc[0]
+            assert row.r1 == pytest.approx(100 * sum(w[0] <= 1 for w in want) / n)
+            assert row.n_tied_queries == sum(w[2] > 0 for w in want)
+            assert (row.n_folds, row.fold_size, row.n_set) == (2, 3, 6)
+    assert set(log.split) == {"SC"} and set(log.benchmark) == {"raw-systematicity"}
+
+
+def test_systematicity_n_is_1855_and_recorded(tmp_path):
+    """App. B.2's N = 1,855 is the systematicity default: 3,800 regions give K = min(20, floor(3800 / 1855)) = 2;
+    1,854 give none (one line)."""
+    rows = [(str(10_000 + i), f"caption {i}", ("0", "0", "40", "30"), [], []) for i in range(3800)]
+    write_syst(tmp_path / "syst_vg_hard_negs_seen_compounds_in_yfcc.csv", rows)
+    write_syst(tmp_path / "syst_vg_hard_negs_unseen_compounds_in_yfcc.csv", rows[:1854])
+    bench = benchmarks.get("crepe-raw")
+    sel = bench.selection(protocol="systematicity", train_data="yfcc", splits=("SC",))
+    loaded = bench.read(benchmarks.Sources(tmp_path), sel, EvaluationSettings())
+    assert loaded.data["fold_size"] == 1855 and loaded.data["raw_sets"] == {"SC": {"n_items": 3800, "n_folds": 2}}
+    assert len(loaded.queries) == 2 * 1855 and len(loaded.queries[0].candidates) == 1855
+    with pytest.raises(raw.RawSetError, match=r"crepe-raw: yfcc UC: a fold of 1,855 images is larger than the raw "
+                                              r"set's 1,854 images.*leave this split out \(--splits\)"):
+        bench.read(benchmarks.Sources(tmp_path), sel.replace(splits=("UC",)), EvaluationSettings())
+
+
+def test_systematicity_selection_contradictions_are_refused():
+    bench = benchmarks.get("crepe-raw")
+    with pytest.raises(benchmarks.SelectionError, match="complexities select productivity's raw sets"):
+        bench.selection(protocol="systematicity", train_data="laion", complexities=(4,))
+    with pytest.raises(benchmarks.SelectionError, match="add --protocol systematicity"):
+        bench.selection(train_data="laion")
+    with pytest.raises(benchmarks.SelectionError, match="splits"):
+        bench.selection(protocol="systematicity", train_data="laion", splits=("UA",))
+    assert bench.folder(bench.selection(protocol="systematicity", train_data="laion", splits=("UC",),
+                                        fold_size=40)) == "raw-systematicity-laion-UC-seeded-n40"
+
+
+def _syst_args(tiny_model, data_dir, image_dir, out, train_data="laion"):
+    cfg, ckpt = tiny_model
+    return ["evaluate", "--benchmark", "crepe-raw", "--protocol", "systematicity", "--train-data", train_data,
+            "--model", cfg.stem, "--pretrained", ckpt, "--model-config", cfg, "--device", "cpu", "--no-cache",
+            "--data-dir", data_dir, "--image-dir", image_dir, "--out", out]
+
+
+def test_a_systematicity_model_run_is_reproducible_and_logs_every_query(syst_root, tiny_model, tmp_path, capsys):
+    data_dir, image_dir = syst_root
+    for name in ("a", "b"):
+        rc, lines, _ = _cli(capsys, *_syst_args(tiny_model, data_dir, image_dir, tmp_path / name), "--fold-size", "2")
+        assert rc == 0, lines
+    folder = next((tmp_path / "a").rglob("summary.csv")).parent
+    assert folder.name == "raw-systematicity-laion-seeded-n2"
+    other = next((tmp_path / "b").rglob("summary.csv")).parent
+    assert (folder / "summary.csv").read_bytes() == (other / "summary.csv").read_bytes()
+    summary = pd.read_csv(folder / "summary.csv", dtype={"fold": str})
+    assert set(summary.split) == {"SC", "UC"} and set(summary.benchmark) == {"raw-systematicity"}
+    means = summary[summary.fold == raw.MEAN]
+    assert sorted(zip(means.split, means.direction, means.n_folds)) == [
+        ("SC", "image_to_text", 3), ("SC", "text_to_image", 3), ("UC", "image_to_text", 2), ("UC", "text_to_image", 2)]
+    log = pd.read_csv(folder / "per_query.csv.gz")
+    loaded = load_syst(data_dir, fold_size=2)
+    # one row per image (image to text) and one per caption (text to image) of every fold
+    assert len(log) == len(loaded.queries) + sum(len(q.positives) for q in loaded.queries) == 10 + 11
+
+
+def test_a_missing_systematicity_file_is_one_line_with_the_data_target(syst_root, tiny_model, tmp_path, capsys):
+    data_dir, image_dir = syst_root
+    rc, lines, _ = _cli(capsys, *_syst_args(tiny_model, data_dir, image_dir, tmp_path / "out", train_data="yfcc"))
+    line = _one_error(rc, lines, tmp_path / "out")
+    assert "syst_vg_hard_negs_seen_compounds_in_yfcc.csv not found under" in line
+    assert "`make data-crepe` fetches both archives" in line
+
+
+def test_the_false_negative_section_reads_productivity_raw_results_only(root, syst_root, tiny_model, tmp_path, capsys):
+    """Notebook 03 draws raw Recall@1 against complexity: a systematicity raw result beside it is left out."""
+    from crepe_utils.benchmarks.crepe import false_negatives as FN
+    out = tmp_path / "results"
+    rc, lines, _ = _cli(capsys, *_syst_args(tiny_model, *syst_root, out), "--fold-size", "2")
+    assert rc == 0, lines
+    rc, lines, _ = _cli(capsys, *_args(tiny_model, *root, out), "--fold-size", "4")
+    assert rc == 0, lines
+    assert set(raw.read_raw(out).benchmark) == {"raw-productivity", "raw-systematicity"}
+    shown = FN.evaluated_raw(out)
+    assert list(shown.benchmark) == ["raw-productivity"] and list(shown.complexity) == [4]
+
+
+def test_systematicity_raw_sets_take_a_registry_models_training_set():
+    """As crepe-systematicity: the split is the model's training set unless given; another model must name one."""
+    from types import SimpleNamespace
+    bench = benchmarks.get("crepe-raw")
+    sel = bench.selection(protocol="systematicity")
+    assert bench.for_model(sel, SimpleNamespace(key="yfcc15m-rn101")).train_data == "yfcc"
+    assert bench.for_model(sel.replace(train_data="laion"), SimpleNamespace(key="yfcc15m-rn101")).train_data == "laion"
+    with pytest.raises(benchmarks.SelectionError, match="say which systematicity split to use"):
+        bench.for_model(sel, SimpleNamespace(key="crepe-tiny-test"))
+    productivity = bench.selection()
+    assert bench.for_model(productivity, SimpleNamespace(key="crepe-tiny-test")) == productivity

@@ -324,3 +324,29 @@ def test_slurm_task_runs_evaluate_paper_on_its_model(task, tmp_path):
     bad = subprocess.run(["bash", str(SBATCH)], env={**env, "SLURM_ARRAY_TASK_ID": "99"}, capture_output=True,
                          text=True, timeout=120)
     assert bad.returncode == 2 and "array index 99 has no model" in bad.stderr
+
+
+def test_slurm_task_file_gives_each_task_its_own_command_line(tmp_path):
+    """CREPE_ARRAY_TASKS (what `make slurm-check` submits): line i, comments and blank lines skipped, is task i's
+    `evaluate` arguments, with the common device, output, kind and data folder after it."""
+    import subprocess
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("# the grid\n--model blind:length --benchmark crepe-productivity --complexities 4 12\n\n"
+                     "--model local-dir:/m/tiny --benchmark crepe-raw --complexities 4 --fold-size 100\n")
+    env = {**os.environ, "CREPE_DRY_RUN": "1", "RESULTS": "/r", "CREPE_ARRAY_TASKS": str(tasks), "DEVICE": "cpu",
+           "KIND": "fixture", "CREPE_ARRAY_DATA_DIR": "/d", "VENV": str(Path(sys.executable).parent.parent),
+           "SLURM_SUBMIT_DIR": str(tmp_path)}
+    want = {0: ["--model", "blind:length", "--benchmark", "crepe-productivity", "--complexities", "4", "12"],
+            1: ["--model", "local-dir:/m/tiny", "--benchmark", "crepe-raw", "--complexities", "4", "--fold-size", "100"]}
+    for task, args in want.items():
+        done = subprocess.run(["bash", str(SBATCH)], env={**env, "SLURM_ARRAY_TASK_ID": str(task)},
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        words = done.stdout.split()
+        assert words[1:4] == ["-m", "crepe_utils", "evaluate"]
+        assert words[4:4 + len(args)] == args
+        assert words[4 + len(args):] == ["--device", "cpu", "--out", "/r", "--precision", "fp32", "--kind", "fixture",
+                                         "--data-dir", "/d"]
+    bad = subprocess.run(["bash", str(SBATCH)], env={**env, "SLURM_ARRAY_TASK_ID": "2"}, capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode == 2 and "array index 2 has no model" in bad.stderr

@@ -25,7 +25,8 @@ OPTIONS = {
 NOT_SETTINGS = {"--data-dir", "--image-dir", "--out", "--cache-dir", "--no-cache", "--kind", "--label"}
 WHAT = {"evaluate": {"--benchmark", "--model", "--pretrained", "--model-config", "--hn-types", "--train-data",
                      "--complexities", "--no-all-negatives", "--subsets", "--layout", "--why-hard", "--grouping",
-                     "--pieces", "--subset", "--fold-size", "--max-folds", "--fold-rule", "--fold-seed"},
+                     "--pieces", "--subset", "--fold-size", "--max-folds", "--fold-rule", "--fold-seed",
+                     "--protocol", "--splits"},
         "evaluate-paper": {"--models", "--benchmarks", "--devices"}}
 
 

@@ -1,6 +1,6 @@
 """`make slurm-check` (docs/slurm/check.sh): the documented job array on a single-node Slurm started on localhost,
-each task's summary byte-identical with the same run in one process, and a failed task one line with nothing
-merged. Slow (a real slurmctld and slurmd); skipped, saying why, where Slurm cannot start here."""
+each task's summary (blind scorers, and a tiny fixture CLIP on crepe-productivity and crepe-raw) byte-identical with
+the same run in one process, and a failed task one line with nothing merged. Slow (a real slurmctld and slurmd); skipped, saying why, where Slurm cannot start here."""
 from __future__ import annotations
 
 import os
@@ -36,9 +36,9 @@ def data_root(tmp_path_factory):
     return root
 
 
-def _check(data_root, scorers: str, wait: int = 300):
+def _check(data_root, scorers: str, wait: int = 300, fixture: bool = True):
     env = {**os.environ, "CREPE_DATA": str(data_root), "VPY": sys.executable, "SLURM_CHECK_SCORERS": scorers,
-           "SLURM_CHECK_WAIT": str(wait), "PYTHONPATH": str(ROOT)}
+           "SLURM_CHECK_WAIT": str(wait), "PYTHONPATH": str(ROOT), "SLURM_CHECK_FIXTURE": "1" if fixture else "0"}
     return subprocess.run(["bash", str(CHECK)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=wait + 120)
 
 
@@ -57,13 +57,20 @@ def test_the_array_matches_one_process(data_root):
     before = _daemons()
     done = _check(data_root, "length negation")
     assert done.returncode == 0, done.stderr + done.stdout
-    assert done.stdout.splitlines()[-1] == "slurm: 2 tasks, results identical"
+    # two blind scorers and the fixture model on two benchmarks, each its own task
+    tasks = [line.strip() for line in done.stdout.splitlines() if line.startswith("  --model ")]
+    assert [t.split()[1:4:2] for t in tasks] == [["blind:length", "crepe-productivity"],
+                                                 ["blind:negation", "crepe-productivity"],
+                                                 [tasks[2].split()[1], "crepe-productivity"],
+                                                 [tasks[2].split()[1], "crepe-raw"]]
+    assert tasks[2].split()[1].startswith("local-dir:") and tasks[2].split()[1] == tasks[3].split()[1]
+    assert done.stdout.splitlines()[-1] == "slurm: 4 tasks, results identical"
     _no_daemon_left(before)
 
 
 def test_a_failed_task_is_one_line_and_nothing_is_merged(data_root):
     before = _daemons()
-    done = _check(data_root, "length no-such-scorer")
+    done = _check(data_root, "length no-such-scorer", fixture=False)
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert done.returncode == 1 and len(errors) == 1, done.stderr + done.stdout
     assert "task 1 FAILED" in errors[0] and "nothing merged" in errors[0]

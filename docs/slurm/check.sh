@@ -2,13 +2,21 @@
 # `make slurm-check`: the documented job array (evaluate_array.sbatch) on a real, single-node Slurm on localhost.
 #
 # Starts munged, slurmctld and slurmd (Debian's slurm-wlm and munge; installed with apt-get where missing, which
-# needs root, as CI runs), each with its files in a fresh temporary folder and its own ports, submits the array over
-# the blind scorers on CREPE's released productivity text (one task each, on the CPU), waits, checks that every task
-# completed, merges the tasks' results (one results folder) and compares each summary.csv, byte for byte, with the
-# same run done in one process. The daemons it started are stopped on every exit, failure included.
+# needs root, as CI runs), each with its files in a fresh temporary folder and its own ports, and submits the array
+# (CREPE_ARRAY_TASKS: one task a line) over the blind scorers and a fixture model on CREPE's released productivity
+# text, on the CPU: each blind scorer on the selection SLURM_CHECK_SELECTION; the fixture model (a tiny, randomly
+# initialised open_clip CLIP, seed 0, saved in open_clip's folder layout and loaded by its `local-dir:` name) on
+# crepe-productivity at complexity 4 and on crepe-raw at complexity 4 (two folds of min(100, half the raw set)
+# regions), its images synthetic (one picture of coloured blocks per image id of those files, made here: the real
+# Visual Genome is not needed to check the array). It waits, checks that every task completed, merges the tasks'
+# results (one results folder) and compares each summary.csv, byte for byte, with the same runs done in one process
+# (the same command lines, one after another). The daemons it started are stopped on every exit, failure included.
 #
 #   bash docs/slurm/check.sh          # from the repository root; VPY (default .venv/bin/python), CREPE_DATA
-#   SLURM_CHECK_SCORERS="length negation" (the blind scorers, one task each), SLURM_CHECK_WAIT (s, default 900)
+#   SLURM_CHECK_SCORERS   the blind scorers, one task each (default "length negation wordfreq bigram": the
+#                         classifier, about 70 s a run here whatever the selection, is left out to keep it short)
+#   SLURM_CHECK_SELECTION their selection (default "--complexities 4 8 12"; empty: all of crepe-productivity)
+#   SLURM_CHECK_FIXTURE=0 no fixture-model tasks;  SLURM_CHECK_WAIT  seconds to wait for the array (default 900)
 #
 # Exit status 0 and `slurm: N tasks, results identical`; otherwise one `error:` line naming what failed.
 set -euo pipefail
@@ -17,8 +25,10 @@ VPY="${VPY:-.venv/bin/python}"
 VPY="$(cd "$(dirname "$VPY")" && pwd)/$(basename "$VPY")"
 ROOT="$(pwd)"
 DATA="${CREPE_DATA:-data}/crepe"
-read -r -a SCORERS <<< "${SLURM_CHECK_SCORERS:-length negation wordfreq bigram classifier}"
+read -r -a SCORERS <<< "${SLURM_CHECK_SCORERS:-length negation wordfreq bigram}"
 BENCHMARK=crepe-productivity
+SELECTION="${SLURM_CHECK_SELECTION---complexities 4 8 12}"
+FIXTURE="${SLURM_CHECK_FIXTURE:-1}"
 WAIT_S="${SLURM_CHECK_WAIT:-900}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/crepe-slurm-check.XXXXXX")"
 STARTED=()
@@ -117,17 +127,58 @@ done
 sinfo -h -o %t 2>/dev/null | grep -qE '^(idle|mix|alloc)' \
     || fail "the node did not come up in 60 s ($(sinfo -h -o '%t %E' 2>&1 | head -1)): see $WORK/slurmd.log"
 
-# --- the documented array, over the blind scorers
-MODELS=("${SCORERS[@]/#/blind:}")
-N=${#MODELS[@]}
-export CREPE_ARRAY_MODELS="${MODELS[*]}" CREPE_ARRAY_BENCHMARK="$BENCHMARK" CREPE_ARRAY_DATA_DIR="$(cd "$DATA" && pwd)"
+# --- the grid, one task a line: the blind scorers, then the fixture model (made here, with its synthetic images)
+DATA_ABS="$(cd "$DATA" && pwd)"
+TASKS="$WORK/tasks.txt"
+for scorer in "${SCORERS[@]}"; do
+    echo "--model blind:$scorer --benchmark $BENCHMARK $SELECTION" >>"$TASKS"
+done
+if [[ "$FIXTURE" != 0 ]]; then
+    "$VPY" - "$WORK/fixture-model" "$WORK/images" "$DATA_ABS" "$TASKS" <<'EOF' || fail "could not make the fixture model or its images"
+import json, sys
+from pathlib import Path
+
+import numpy as np
+import open_clip
+import torch
+from PIL import Image
+
+from crepe_utils.benchmarks.crepe import queries as Q, raw
+
+model_dir, image_dir, data, tasks = map(Path, sys.argv[1:])
+# open_clip's smallest CLIP that keeps the stock tokenizer (77 tokens, 49,408 words), random weights, seed 0
+cfg = {"embed_dim": 32,
+       "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "head_width": 32, "patch_size": 16},
+       "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}}
+model_dir.mkdir()
+(model_dir / "open_clip_config.json").write_text(json.dumps({"model_cfg": cfg, "preprocess_cfg": {}}))
+torch.manual_seed(0)
+torch.save(open_clip.CLIP(**cfg).state_dict(), model_dir / "open_clip_pytorch_model.bin")
+# one picture per image id of complexity 4's files, 640 x 600 (every released box starts inside it): 8 x 8 blocks
+# of colour drawn from the id, so each image is its own and the same on every run
+qs = Q.load_productivity(data, Q.PROD_HN_TYPES, (4,))
+for image_id in sorted({q.image_id for q in qs.queries}, key=int):
+    blocks = np.random.default_rng(int(image_id)).integers(0, 256, size=(8, 8, 3), dtype=np.uint8)
+    path = image_dir / "VG_100K" / f"{image_id}.jpg"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(blocks).resize((640, 600), Image.NEAREST).save(path, quality=90)
+fold = min(100, len(raw.raw_sets(qs)[4]) // 2)
+with open(tasks, "a") as fh:
+    fh.write(f"--model local-dir:{model_dir} --benchmark crepe-productivity --complexities 4\n")
+    fh.write(f"--model local-dir:{model_dir} --benchmark crepe-raw --complexities 4 --fold-size {fold} "
+             "--max-folds 2\n")
+EOF
+fi
+N="$(grep -c . "$TASKS")"
+export CREPE_ARRAY_TASKS="$TASKS" CREPE_ARRAY_DATA_DIR="$DATA_ABS" VG_IMAGES="$WORK/images"
 export CREPE_ARRAY_NO_CACHE=1 DEVICE=cpu KIND=fixture RESULTS="$WORK/array" VENV="$(dirname "$(dirname "$VPY")")"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
-JOB="$(sbatch --parsable --array=0-$((N - 1)) --gres=gpu:0 --cpus-per-task=1 --mem=500M --time=30 \
+JOB="$(sbatch --parsable --array=0-$((N - 1)) --gres=gpu:0 --cpus-per-task=1 --mem=1000M --time=30 \
        --output="$WORK/task-%a.log" --chdir="$ROOT" docs/slurm/evaluate_array.sbatch)" \
     || fail "sbatch refused the array: see $WORK/slurmctld.log"
 JOB="${JOB%%;*}"
-echo "slurm-check: array job $JOB, $N tasks: ${MODELS[*]} on $BENCHMARK"
+echo "slurm-check: array job $JOB, $N tasks:"
+sed 's/^/  /' "$TASKS"
 
 deadline=$((SECONDS + WAIT_S))
 while squeue -h -j "$JOB" 2>/dev/null | grep -q .; do
@@ -143,15 +194,21 @@ if [[ -n "$bad" || "$done_tasks" -ne "$N" ]]; then
     fail "${first:-only $done_tasks of $N tasks completed} of array job $JOB failed: nothing merged; see $WORK/task-*.log"
 fi
 
-# --- the same runs in one process
-"$VPY" - "$WORK/single" "$CREPE_ARRAY_DATA_DIR" "$BENCHMARK" "${MODELS[@]}" <<'EOF' || fail "the one-process runs failed"
+# --- the same runs in one process: the tasks' command lines, one after another
+# (their tables and progress go to single.log, kept with the other logs on failure)
+"$VPY" - "$WORK/single" "$DATA_ABS" "$TASKS" >"$WORK/single.log" 2>&1 <<'EOF' \
+    || fail "the one-process runs failed: $(grep -m1 '^error' "$WORK/single.log" || tail -1 "$WORK/single.log")"
 import sys, warnings
-from crepe_utils import evaluate
-out, data, benchmark, *models = sys.argv[1:]
+from crepe_utils import cli
+out, data, tasks = sys.argv[1:]
+lines = [line.split() for line in open(tasks) if line.strip() and not line.lstrip().startswith("#")]
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    for model in models:
-        evaluate(model, benchmark, data_dir=data, out=out, device="cpu", kind="fixture", cache_dir=False, progress=False)
+    for words in lines:
+        rc = cli.main(["evaluate", *words, "--device", "cpu", "--out", out, "--precision", "fp32", "--kind", "fixture",
+                       "--data-dir", data, "--no-cache"])
+        if rc != 0:
+            sys.exit(f"error: slurm-check: the one-process run of `{' '.join(words)}` ended with status {rc}")
 EOF
 
 # --- merge and compare

@@ -159,8 +159,12 @@ PRODUCTIVITY = Benchmark(
 
 
 def _raw_folder(s: Selection) -> str:
-    """raw-productivity-<rule>[-n<fold size>][-seed<seed>]: another fold rule, size or seed is another result."""
-    parts = ["raw-productivity", s.fold_rule]
+    """raw-productivity-<rule>[-n<fold size>][-seed<seed>], raw-systematicity-<train data>-<rule>[...] (with -SC or
+    -UC when one split is chosen): another set, fold rule, size or seed is another result."""
+    parts = ["raw-productivity"] if s.protocol == "productivity" else ["raw-systematicity", s.train_data]
+    if s.protocol == "systematicity" and s.splits and len(s.splits) == 1:
+        parts.append(s.splits[0])
+    parts.append(s.fold_rule)
     if s.fold_size:
         parts.append(f"n{s.fold_size}")
     if s.fold_rule == "seeded" and s.fold_seed:
@@ -168,19 +172,41 @@ def _raw_folder(s: Selection) -> str:
     return "-".join(parts)
 
 
+def _raw_agrees(selection: Selection) -> str | None:
+    """Complexities select productivity's raw sets, a training set and splits systematicity's."""
+    if selection.protocol == "systematicity" and selection.complexities:
+        return ("complexities select productivity's raw sets; the systematicity raw sets are selected by "
+                "--train-data and --splits (drop --complexities, or --protocol systematicity)")
+    if selection.protocol == "productivity" and (selection.train_data or selection.splits):
+        return ("train_data and splits select systematicity's raw sets: add --protocol systematicity "
+                "(or drop --train-data and --splits)")
+    return None
+
+
+def _raw_for_model(selection: Selection, spec) -> Selection:
+    """Systematicity's raw sets are the model's training set's split, as for crepe-systematicity."""
+    return systematicity_for_model(selection, spec) if selection.protocol == "systematicity" else selection
+
+
 RAW = Benchmark(
     name="crepe-raw", title="CREPE raw-set retrieval (app. B.2: folds, no hard negatives)",
     citation=f"{CITATION}, app. B.2", licence=LICENCE, datasets=(CREPE_CSVS, VISUAL_GENOME), rule=raw.RAW_RETRIEVAL,
     chance="per query: its positives / the fold's candidates (1/N text to image)", groups=raw.GROUPS,
-    options=(Option("complexities", "complexity n", Q.COMPLEXITIES, type=int, many=True),
-             Option("fold_size", f"images a raw fold (N; default {raw.FOLD_SIZE['productivity']:,}, app. B.2)",
-                    type=int),
+    options=(Option("protocol", "which raw sets: productivity's (one a complexity) or systematicity's (one a split "
+                                "of a training set's files)", raw.PROTOCOLS, default="productivity"),
+             Option("complexities", "complexity n (productivity)", Q.COMPLEXITIES, type=int, many=True),
+             Option("train_data", f"systematicity: the split of the model's training set ({', '.join(Q.SYST_TRAIN_DATA)} "
+                                  "are released; any split whose files are in the data folder)"),
+             Option("splits", "systematicity: seen (SC) or unseen (UC) compounds", tuple(Q.SYST_SPLITS), many=True),
+             Option("fold_size", f"images a raw fold (N; default {raw.FOLD_SIZE['productivity']:,} for productivity, "
+                                 f"{raw.FOLD_SIZE['systematicity']:,} for systematicity, app. B.2)", type=int),
              Option("max_folds", f"at most this many raw folds (K = min(this, floor(|D| / N)); app. B.2: "
                                  f"{raw.MAX_FOLDS})", type=int, default=raw.MAX_FOLDS),
              Option("fold_rule", "how raw folds are drawn: seeded (a seeded permutation) or contiguous (file order, "
                                  "as the released code's first commit sliced)", raw.FOLD_RULES, default="seeded"),
              Option("fold_seed", "the seed of the seeded fold rule", type=int, default=0)),
-    load=raw.load_raw, folder=_raw_folder, honours=frozenset({"on_bad_row"}), notebooks=("03_productivity",))
+    load=raw.load_raw, folder=_raw_folder, agree=_raw_agrees, for_model=_raw_for_model,
+    honours=frozenset({"on_bad_row"}), notebooks=("03_productivity",))
 
 #: the paper's short name (captions, ``make check``)
 PAPER = "CREPE"

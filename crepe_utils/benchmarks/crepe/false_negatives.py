@@ -180,9 +180,11 @@ def sentence(tab: pd.DataFrame, source: str = "the released captions") -> str:
 
 
 def evaluated_raw(results_dir) -> pd.DataFrame:
-    """The folds' mean text-to-image Recall@1 of every raw-set result under ``results_dir`` (empty when none)."""
+    """The folds' mean text-to-image Recall@1 of every productivity raw-set result under ``results_dir`` (empty when
+    none; systematicity's raw sets have no complexity to draw against)."""
     rows = raw.read_raw(results_dir)
-    return rows[(rows["fold"].astype(str) == raw.MEAN) & (rows["direction"] == "text_to_image")].reset_index(drop=True)
+    return rows[(rows["fold"].astype(str) == raw.MEAN) & (rows["direction"] == "text_to_image")
+                & (rows["benchmark"] == "raw-productivity")].reset_index(drop=True)
 
 
 def evaluated_sentence(evaluated: pd.DataFrame) -> str:

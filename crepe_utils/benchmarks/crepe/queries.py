@@ -18,7 +18,7 @@ How every kind of bad or odd input is treated (nothing is dropped silently):
 =================================  =============================================================
 case                               treatment
 =================================  =============================================================
-missing file or folder             :class:`DataError` naming the path and ``make data``
+missing file or folder             :class:`DataError` naming the path and ``make data-crepe``
 missing columns                    :class:`DataError` naming file, missing and found columns
 bytes that are not UTF-8           :class:`DataError` naming file, line and bytes
 byte-order mark, CRLF line ends    read as the plain file (a spreadsheet program saves them)
@@ -165,10 +165,12 @@ def find_file(data_dir: str | os.PathLike, name: str, prefer_parent: str | None 
         preferred = [p for p in hits if p.parent.name == prefer_parent]
         hits = preferred or hits
     if not hits:
+        example = (f"syst_hard_negatives/{name}" if name.startswith("syst_")
+                   else f"prod_hard_negatives/atom/{productivity_file_name('atom', 4)}")
         raise DataError(
-            f"{name} not found under {root}. Expected CREPE's archive layout (e.g. "
-            f"{root}/prod_hard_negatives/atom/{productivity_file_name('atom', 4)}). "
-            "Run `make data`, or check --data-dir."
+            f"{name} not found under {root}. Expected CREPE's archive layout (e.g. {root}/{example}): "
+            f"`make data-{CREPE_CSVS.name}` fetches both archives (or `python -m crepe_utils download "
+            f"{CREPE_CSVS.name} --dest DIR`); then pass --data-dir DIR"
         )
     if len(hits) > 1:
         raise DataError(f"{name} found {len(hits)} times under {root}: {', '.join(map(str, hits))}. "
@@ -361,13 +363,15 @@ def _load_file(path: Path, make_query, required: tuple[str, ...], negatives_colu
             image_id = _parse_image_id(row)
             caption = _parse_caption(row)
             box = _parse_box(row)
-            negatives, was_set = _parse_candidates(row.get(negatives_column), negatives_column)
+            # no negatives column: the positives alone (the raw sets read no hard negatives)
+            negatives, was_set = (_parse_candidates(row.get(negatives_column), negatives_column)
+                                  if negatives_column else ((), False))
             if check_row is not None:
                 check_row(row)
         except _BadRow as exc:
             bad.append(ref.issue(line, "bad row", str(exc), skipped=True))
             continue
-        if not negatives:
+        if not negatives and negatives_column:
             issue = ref.issue(line, "empty negatives", f"no hard negatives in {negatives_column!r}",
                               skipped=empty_negatives != "keep")
             if empty_negatives == "error":
@@ -446,6 +450,27 @@ def load_systematicity(data_dir: str | os.PathLike, train_data: str, hn_types=("
             required = ("image_id", "caption") + BOX_COLUMNS + (column,)
             out.extend(_load_file(path, make, required, column, on_bad_row, empty_negatives,
                                   _FileRef(f"{name}[{hn}]", hn, split)))
+    return out
+
+
+def load_systematicity_positives(data_dir: str | os.PathLike, train_data: str, splits=("SC", "UC"),
+                                 on_bad_row: str = "raise") -> QuerySet:
+    """The positives of one training set's systematicity files (every row: image region and caption, whatever its
+    negatives), as queries without negatives: what the raw sets are built from. Only ``image_id``, ``caption`` and
+    the box are read, with the same row checks as :func:`load_systematicity`; the negatives columns are not needed."""
+    out = QuerySet()
+    for split in splits:
+        if split not in SYST_SPLITS:
+            raise ValueError(f"split must be one of {tuple(SYST_SPLITS)}, got {split!r}")
+        name = systematicity_file_name(split, train_data)
+        path = find_file(data_dir, name)
+
+        def make(split=split, **kw):
+            return Query(benchmark="systematicity", hn_type="", split=split, complexity=None, train_data=train_data,
+                         **kw)
+
+        out.extend(_load_file(path, make, ("image_id", "caption") + BOX_COLUMNS, None, on_bad_row, "keep",
+                              _FileRef(name, "", split)))
     return out
 
 
