@@ -326,6 +326,20 @@ def test_readme_puts_the_toy_gap_beside_its_text_only_confound():
         assert blind.loc[("blind:length", "comp", split), "r1"] > blind.loc[(clip, "comp", split), "r1"]
 
 
+def test_readme_counts_the_productivity_files_the_bigram_clears_as_the_check_does():
+    """README's "above chance on all N productivity files, its 95% interval clear of chance on M of them" is the
+    check's row: N its point estimates above chance, M its lower bounds above chance."""
+    readme = re.sub(r"\s+", " ", (ROOT / "README.md").read_text(encoding="utf-8"))
+    checks = pd.read_csv(ROOT / "tables" / "checks.csv").set_index("claim")
+    row = checks.loc["The best cross-fitted blind scorer beats chance on every productivity file"]
+    above, files = map(int, re.fullmatch(r"(\d+) of (\d+) files", row["found"]).groups())
+    clear = int(re.search(r"lower 95% bound above chance on (\d+) of \d+ files", row["detail"]).group(1))
+    said = re.search(r"is above chance on (all|\d+ of) (\d+) productivity files, its 95% interval clear of chance on "
+                     r"(\d+) of them", readme)
+    assert said, "README no longer states the bigram's productivity count in the checked words"
+    assert int(said.group(2)) == files and (said.group(1) == "all") == (above == files) and int(said.group(3)) == clear
+
+
 def test_every_notebook_has_a_place_in_this_check():
     assert NOTEBOOKS, "no notebooks found"
     unknown = {stem for stem, _ in KNOWN_FAILURES} - {p.stem for p in NOTEBOOKS}
