@@ -105,7 +105,7 @@ def _models_long(models: pd.DataFrame) -> pd.DataFrame:
     rows = [{"train_data": m["train_data"], "model": m["model"], "display": m["display"], "kind": m["kind"],
              "hn_type": m["hn_type"], "split": split, "n_queries": m[f"n_{split}"], "n_skipped": pd.NA,
              "chance_r1": m["chance"], "r1": m[split], "ci_low": m[f"{split}_ci_low"], "ci_high": m[f"{split}_ci_high"],
-             "r1_random_ties": np.nan, "r1_optimistic": np.nan, "decided_by_tie": pd.NA}
+             "r1_random_ties": m.get(f"{split}_random_ties", np.nan), "r1_optimistic": np.nan, "decided_by_tie": pd.NA}
             for m in models.to_dict("records") for split in crepe_queries.SYST_SPLITS]
     return pd.DataFrame(rows, columns=SYSTEMATICITY_COLUMNS)
 
