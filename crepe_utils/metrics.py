@@ -106,6 +106,21 @@ def recall_at_k(ranks: np.ndarray, k: int) -> float:
     return float(100.0 * np.mean(ranks <= k))
 
 
+def expected_recall_at_k(ranks: Ranks, k: int) -> float:
+    """Recall@K (%) expected if ties were broken at random, computed exactly (no sampling).
+
+    A query whose positive ties ``t`` negatives sits, under a uniformly random order of the ``t + 1`` tied
+    candidates, at each rank from its optimistic rank to its pessimistic rank with probability ``1 / (t + 1)``;
+    it counts ``min(max(k − optimistic + 1, 0), t + 1) / (t + 1)`` towards Recall@K. This is the convention the
+    chance line (1 / candidates) assumes, so a scorer that ties everything scores chance here, 0 strictly and
+    100 optimistically."""
+    optimistic = np.asarray(ranks.optimistic, dtype=np.int64)
+    if len(optimistic) == 0:
+        return float("nan")
+    tied = np.asarray(ranks.n_ties, dtype=np.int64) + 1
+    return float(100.0 * np.mean(np.clip(k - optimistic + 1, 0, tied) / tied))
+
+
 def median_rank(ranks: np.ndarray) -> float:
     """``floor(median(rank - 1)) + 1``, the official code's median rank."""
     ranks = np.asarray(ranks)

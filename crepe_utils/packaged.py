@@ -33,6 +33,19 @@ def rows(package: str, name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+def path(package: str, name: str) -> str:
+    """Where the CSV ``name`` of ``package`` lives in the repository (``crepe_utils/.../name``, forward slashes):
+    what a page names beside a published number, so a reader can open the file it was transcribed into."""
+    if not resources.files(package).joinpath(name).is_file():
+        raise FileNotFoundError(f"{package} carries no {name}")
+    return "/".join(package.split(".")) + "/" + name
+
+
+def transcribed(package: str, *names: str) -> str:
+    """``transcribed in `path` `` (and `` and `path` `` for each further file), Markdown: a citation's file."""
+    return "transcribed in " + " and ".join(f"`{path(package, n)}`" for n in names)
+
+
 def values(package: str, name: str, key: str, value: str = "value") -> dict:
     """``key`` → ``value`` of one such CSV (a claims or counts file)."""
     df = _read(package, name)

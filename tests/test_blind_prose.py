@@ -135,3 +135,16 @@ def test_the_closing_advice_on_hn_neg_follows_what_its_blind_hard_subset_holds()
     assert "compare models on its blind-hard subset (40 of 1,262 queries)" in crepe_view.closing_sentences(
         recall, published, some)[0]
     assert "blind-hard" not in crepe_view.closing_sentences(recall, published)[0]
+
+
+def test_a_strict_score_below_chance_is_shown_beside_its_random_tie_expectation():
+    published = reported.productivity()
+    table = productivity_recall()
+    top = (table["hn_type"] == "atom") & (table["scorer"] == "length")
+    table = table.assign(decided_by_tie=0, r1_random_ties=table["r1"], r1_optimistic=table["r1"])
+    assert "A tie decided" not in crepe_view.productivity_text(table, published)     # no tie: nothing to add
+    n = int(table.loc[top, "n_queries"].iloc[0])
+    table.loc[top, ["decided_by_tie", "r1_random_ties", "r1_optimistic"]] = [n, 16.7, 100.0]   # every query tied
+    text = crepe_view.productivity_text(table, published)
+    assert (f"A tie decided {n:,} of its {n:,} queries: counted against the positive (as here) it scores 0.0%, "
+            "broken at random (as the chance line assumes) 16.7% expected, counted for the positive 100.0%.") in text

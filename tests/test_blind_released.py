@@ -148,7 +148,7 @@ def test_the_length_normalised_bigram_on_crepe_and_sugarcrepe(productivity, shar
     assert all(abs(r1["atom", n] - total_r1["atom", n]) < 1.0 for n in range(4, 13))      # no length to remove
     assert all(85 <= r1["negate", n] < total_r1["negate", n] for n in range(4, 13))
     sugar = sugarcrepe_blind.run(shared_sugarcrepe, ("length", "bigram", "bigram-mean"))
-    table = blind_runs.recall_table(sugar, n_boot=10).pivot_table(index="group", columns="scorer", values="r1")
+    table = blind_runs.recall_table(sugar).pivot_table(index="group", columns="scorer", values="r1")
     assert round(table.loc["add_obj", "bigram"], 1) == 99.0 and round(table.loc["add_obj", "bigram-mean"], 1) == 70.1
     explains = blind_runs.length_explains(sugar).set_index(["scorer", "group"])
     for group in ("add_att", "add_obj"):                     # length-balanced pairs: equal word counts, counted here

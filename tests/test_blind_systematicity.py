@@ -56,7 +56,7 @@ def expected_length(rows: list[dict], column: str) -> tuple[int, float, float, i
 
 def test_systematicity_table_is_the_length_rule_per_split_and_hn_type(syst_root):
     root, rows = syst_root
-    table = crepe_blind.systematicity_table(root, "laion", scorers=("length", "bigram"), n_boot=200)
+    table = crepe_blind.systematicity_table(root, "laion", scorers=("length", "bigram"))
     assert list(table.columns) == crepe_blind.SYSTEMATICITY_COLUMNS
     assert set(table["model"]) == {"blind:length", "blind:bigram"} and set(table["kind"]) == {"blind"}
     length = table[table["model"] == "blind:length"].set_index(["hn_type", "split"])
@@ -82,7 +82,7 @@ def test_models_rows_sit_beside_the_scorers_in_the_same_layout(syst_root):
                            {"model": "other", "display": "O", "train_data": "cc12m", "hn_type": "atom",
                             "kind": "fixture", "SC": 1.0, "UC": 2.0, "SC_ci_low": 0.0, "SC_ci_high": 3.0,
                             "UC_ci_low": 0.0, "UC_ci_high": 4.0, "n_SC": 3, "n_UC": 3, "chance": 25.0}])
-    table = crepe_blind.systematicity_table(root, "laion", models=models, scorers=("length",), n_boot=50)
+    table = crepe_blind.systematicity_table(root, "laion", models=models, scorers=("length",))
     rows = table[table["model"] == "m"].set_index("split")
     assert rows.loc["SC", ["r1", "ci_low", "ci_high", "n_queries"]].tolist() == [40.0, 35.0, 45.0, 14]
     assert rows.loc["UC", "r1"] == 30.0 and (rows["kind"] == "fixture").all()
@@ -136,10 +136,22 @@ def test_length_explains_counts_the_wins_the_length_rule_also_makes():
 
 
 def test_recall_table_counts_the_queries_a_tie_decided():
-    table = blind_runs.recall_table(tiny_run(), n_boot=50).set_index("scorer")
+    table = blind_runs.recall_table(tiny_run()).set_index("scorer")
     # negation ties on a, c and d (no "no"/"not" either side): each lost to the tie; length ties on d only
     assert table.loc["negation", "decided_by_tie"] == 3 and table.loc["negation", "r1_optimistic"] == 100.0
     assert table.loc["length", "decided_by_tie"] == 1 and table.loc["length", "r1_optimistic"] == pytest.approx(60.0)
+    # strict, random ties (expected: a tie of two counts one half), optimistic, side by side
+    assert table.loc["negation", ["r1", "r1_random_ties", "r1_optimistic"]].tolist() == pytest.approx([40.0, 70.0, 100.0])
+    assert table.loc["length", ["r1", "r1_random_ties", "r1_optimistic"]].tolist() == pytest.approx([40.0, 50.0, 60.0])
+
+
+def test_one_interval_for_one_scorer_on_one_set_whoever_asks():
+    import inspect
+    # no caller picks a resample count: notebooks 06 and 07 show the same interval for the same scorer and set
+    assert "n_boot" not in inspect.signature(blind_runs.recall_table).parameters
+    assert "n_boot" not in inspect.signature(crepe_blind.systematicity_table).parameters
+    first, again = blind_runs.recall_table(tiny_run()), blind_runs.recall_table(tiny_run())
+    assert first[["ci_low", "ci_high"]].equals(again[["ci_low", "ci_high"]])
 
 
 def test_the_systematicity_figure_draws_the_scorers_and_the_models_in_bold(syst_root):
@@ -153,7 +165,7 @@ def test_the_systematicity_figure_draws_the_scorers_and_the_models_in_bold(syst_
                             "SC": 40.0, "UC": 0.0, "SC_ci_low": 35.0, "SC_ci_high": 45.0, "UC_ci_low": 0.0,
                             "UC_ci_high": 5.0, "n_SC": 14, "n_UC": 14, "chance": 25.0}
                            for hn in ("atom", "comp", "combined")])
-    table = crepe_blind.systematicity_table(root, "laion", models=models, scorers=("length", "negation"), n_boot=50)
+    table = crepe_blind.systematicity_table(root, "laion", models=models, scorers=("length", "negation"))
     fig = crepe_view.systematicity(table, scorers=("length",))
     assert len(fig.axes) == 3 and [ax.get_title() for ax in fig.axes] == [
         "laion: HN-Atom", "laion: HN-Comp", "laion: Combined"]

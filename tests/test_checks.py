@@ -252,6 +252,27 @@ def test_the_makefile_and_ci_keep_the_claims_page_current():
     assert "<!-- claims:start -->" in page and "<!-- claims:end -->" in page
 
 
+def test_every_status_has_a_mark_and_a_definition_on_the_claims_page():
+    from crepe_utils.analysis import reporting
+    root = Path(__file__).resolve().parent.parent
+    page = (root / "docs" / "claims.md").read_text(encoding="utf-8")
+    assert set(reporting.STATUS_MARKS) == set(claims_base.STATUSES)
+    assert claims_base.SOURCES == "sources disagree" and claims_base.SCALE == "differs at scale"
+    assert len(set(claims_base.STATUSES)) == 7
+    for status, mark in reporting.STATUS_MARKS.items():
+        symbol = mark.split(" ")[0]                      # the page's table: | mark | **status** | meaning | ...
+        assert f"| {symbol} | **{status}** |" in page, status
+        assert len({m.split(" ")[0] for m in reporting.STATUS_MARKS.values()}) == 7   # no two share a mark
+    assert "| claim | paper | found | status |" in page
+
+
+def test_the_checks_table_names_its_columns_for_what_they_hold():
+    row = claims_base.Check("a claim", "1", "2", claims_base.SOURCES, "why", "g")
+    frame = claims_base.to_frame([row])
+    assert list(frame.columns) == ["group", "claim", "paper", "found", "status", "detail"]
+    assert frame.loc[0, "found"] == "2" and frame.loc[0, "paper"] == "1" and frame.loc[0, "status"] == "sources disagree"
+
+
 def test_make_check_command_fails_on_a_failed_check(tmp_path, monkeypatch, capsys):
     from crepe_utils import cli
     assert cli.main(["check", "--tables-dir", str(tmp_path), "--results-dir", str(tmp_path / "none")]) == 0

@@ -151,3 +151,22 @@ def test_winoground_readers_name_a_damaged_file(tmp_path):
         wr.verify_tables(tmp_path)
     assert sorted(str(w.message).split(" ")[0] for w in caught) == [
         str(tmp_path / m / "winoground" / store.PER_QUERY) for m in ("bad", "good")]
+
+
+def test_the_systematicity_table_gives_each_split_its_score_under_random_ties(tmp_path):
+    summary, per_query = [], []
+    for hn in ("atom", "comp"):
+        for split in ("SC", "UC"):
+            summary.append({"model": "m", "benchmark": "systematicity", "train_data": "laion", "hn_type": hn,
+                            "split": split, "n_queries": 40, "r1": 25.0, "n_skipped": 0})
+            # 10 clear hits; 30 queries whose positive ties two negatives at the top (strict rank 3, optimistic 1)
+            per_query += [{"query_id": f"{hn}{split}{i}", "benchmark": "systematicity", "hn_type": hn, "split": split,
+                           "rank": 1 if i < 10 else 3, "rank_optimistic": 1} for i in range(40)]
+    helpers.write_retrieval(store.result_dir(tmp_path, "m", "systematicity", "laion"),
+                            pd.DataFrame(summary).reindex(columns=store.SUMMARY_COLUMNS),
+                            pd.DataFrame(per_query).reindex(columns=store.PER_QUERY_COLUMNS),
+                            {"kind": "fixture", "engine": {"limit": None}})
+    table = tables.systematicity_evaluated(store.load_results(tmp_path), n_boot=50)
+    expected = 100 * (10 + 30 * (1 / 3)) / 40                  # each tied query is first one time in three
+    assert table["SC_random_ties"].tolist() == pytest.approx([expected] * 2)
+    assert table["UC_random_ties"].tolist() == pytest.approx([expected] * 2)

@@ -269,7 +269,7 @@ def test_a_hostile_caption_is_text_on_every_page_table_and_figure(tmp_path):
     assert any(PAYLOAD[:20] in str(o.get("data", {})) for c in shown.cells for o in c.get("outputs", []))
 
     checks = pd.DataFrame({"benchmark": ["sugarcrepe"], "claim": [f"a claim about {PAYLOAD}"], "paper": ["1"],
-                           "ours": ["1"], "status": ["pass"], "detail": [PAYLOAD]})
+                           "found": ["1"], "status": ["pass"], "detail": [PAYLOAD]})
     reporting.write_table(checks, "checks", tables)
     for stem, label in site_build.NOTEBOOKS:                        # the other pages: a line each
         if stem not in runs:

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from crepe_utils import field
-from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS
+from crepe_utils.claims.base import FAIL, NEEDS, PAPER, PASS, SCALE, SOURCES
 from crepe_utils.commands import checks
 from crepe_utils.across import field as F
 from crepe_utils.across import field_claims as C
@@ -41,7 +41,7 @@ def _status(rows, needle: str) -> str:
 
 def test_granularity_passes_released_counts_reports_crepe_and_fails_values_off_every_lattice(table, gran):
     rows = C.check_granularity(gran)
-    assert [r.status for r in rows] == [PAPER, PASS, PASS, PASS, PASS]
+    assert [r.status for r in rows] == [SOURCES, PASS, PASS, PASS, PASS]         # vl_compo against CREPE's release
     assert "17,698 (+971" in rows[0].detail and "7,405 (+753" in rows[0].detail
     wrong = table.copy()
     wrong.loc[5, "sugarcrepe::add_att"] += 1e-6                          # one value no longer k/N for any N
@@ -68,15 +68,15 @@ def test_sugarcrepe_agreement_within_two_items_explained_apart_and_fails_off_lat
     view = F.view(table, "sugarcrepe")
     agree = sugarcrepe_field.agreement(view)
     rows = sugarcrepe_field.check_agreement(agree, view)
-    assert [r.status for r in rows] == [PASS, PAPER, PAPER]
+    assert [r.status for r in rows] == [PASS, SOURCES, SOURCES]       # DataComp small and medium
     assert rows[0].ours.startswith("12 of 12 checkpoints") and "+24" in rows[1].ours
     wrong = agree.copy()
     wrong.loc[(wrong["checkpoint"] == "openai-rn50") & (wrong["subset"] == "add_att"), "diff_items"] = 3
     first = sugarcrepe_field.check_agreement(wrong, view)[0]
-    assert first.status == PAPER and "unexplained: OpenAI RN50 (up to 3 items)" in first.detail
+    assert first.status == SOURCES and "unexplained: OpenAI RN50 (up to 3 items)" in first.detail
     no_reason = sugarcrepe_field.check_agreement(agree, dataclasses.replace(view, explanations=pd.DataFrame(
         columns=["benchmark", "checkpoint", "evidence", "explanation"])))
-    assert len(no_reason) == 1 and no_reason[0].status == PAPER and "DataComp small" in no_reason[0].detail
+    assert len(no_reason) == 1 and no_reason[0].status == SOURCES and "DataComp small" in no_reason[0].detail
     broken = agree.copy()
     broken.loc[broken.index[0], "field_k"] = None                      # a carried value that is not k/N
     assert sugarcrepe_field.check_agreement(broken, view)[0].status == FAIL
@@ -85,7 +85,7 @@ def test_sugarcrepe_agreement_within_two_items_explained_apart_and_fails_off_lat
 def test_winoground_agreement_reports_three_examples_and_fails_off_lattice(table):
     agree = winoground_field.agreement(F.view(table))
     (row,) = winoground_field.check_agreement(agree)
-    assert row.status == PAPER and "+2, +2, +3 examples" in row.ours
+    assert row.status == SOURCES and "+2, +2, +3 examples" in row.ours
     same = agree.assign(field_k=agree["paper_k"], diff_examples=0)
     assert winoground_field.check_agreement(same)[0].status == PASS
     assert winoground_field.check_agreement(agree.assign(field_k=None))[0].status == FAIL
@@ -97,7 +97,7 @@ def test_crepe_agreement_needs_every_cell_within_its_bounds(table):
     assert row.status == PASS and row.ours == "36 of 36 cells" and "swap: between n = 4 and 12 for 5 of 12" in row.detail
     wrong = agree.assign(feasible=agree["feasible"].astype(object))
     wrong.loc[wrong.index[3], "feasible"] = False
-    assert crepe_field.check_agreement(wrong)[0].status == PAPER
+    assert crepe_field.check_agreement(wrong)[0].status == SOURCES
     wrong.loc[wrong.index[3], "feasible"] = None
     assert crepe_field.check_agreement(wrong)[0].status == FAIL
 
@@ -105,17 +105,19 @@ def test_crepe_agreement_needs_every_cell_within_its_bounds(table):
 def test_valse_average_passes_within_the_printed_rounding_only(table):
     average = valse_field.agreement(F.view(table))
     (row,) = valse_field.check_agreement(average)
-    assert row.status == PAPER and row.ours == "65.82" and "+1.82 points" in row.detail
+    assert row.status == SOURCES and row.ours == "65.82" and "+1.82 points" in row.detail
     assert valse_field.check_agreement({**average, "pieces_mean": 64.04})[0].status == PASS
-    assert valse_field.check_agreement({**average, "pieces_mean": 64.06})[0].status == PAPER
+    assert valse_field.check_agreement({**average, "pieces_mean": 64.06})[0].status == SOURCES
     assert valse_field.check_agreement({**average, "pieces_mean": float("nan")})[0].status == FAIL
 
 
 def test_a_claim_at_scale_holds_only_inside_the_fields_interval(table):
     rows = F.paper_correlations(table, n_boot=500)
     statuses = {r.claim.split(" against")[0]: r.status for r in C.check_papers_at_scale(rows)}
-    assert statuses["SugarCrepe: r of replace_att"] == PASS and statuses["SugarCrepe: r of replace_obj"] == PAPER
-    assert statuses["CREPE §5.4: R² of HN-Swap at n = 12"] == PAPER
+    assert statuses["SugarCrepe: r of replace_att"] == PASS and statuses["SugarCrepe: r of replace_obj"] == SCALE
+    assert statuses["CREPE §5.4: R² of HN-Swap at n = 12"] == SCALE
+    assert statuses["CREPE §5.4: R² of HN-Swap at n = 4"] == statuses["CREPE §5.4: R² of HN-Swap at n = 8"] == SCALE
+    assert PAPER not in statuses.values()           # the field against a paper is never the paper against itself
     moved = rows.copy()
     moved.loc[moved["column"] == "sugarcrepe::replace_obj", "holds"] = True
     assert C.check_papers_at_scale(moved)[3].status == PASS

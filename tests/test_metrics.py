@@ -90,3 +90,36 @@ def test_r_squared_interval_and_leave_one_out():
     assert res.ci_low <= res.r2 <= res.ci_high and res.loo_min <= res.r2 <= res.loo_max
     loo = [r_squared(np.delete(x, i), np.delete(y, i)) for i in range(7)]
     assert res.loo_min == pytest.approx(min(loo)) and res.loo_max == pytest.approx(max(loo))
+
+
+def _brute_force_expected_recall(scores: list[list[float]], k: int) -> float:
+    """Recall@K (%) averaged over every order of each query's candidates that sorts the scores (descending) and
+    puts tied candidates in any order: each such order equally likely, as random tie-breaking makes them."""
+    from fractions import Fraction
+    from itertools import permutations
+    total = Fraction(0)
+    for row in scores:
+        orders = [p for p in permutations(range(len(row)))
+                  if all(row[p[i]] >= row[p[i + 1]] for i in range(len(p) - 1))]
+        total += Fraction(sum(p.index(0) < k for p in orders), len(orders))
+    return float(100 * total / len(scores))
+
+
+def test_expected_recall_under_random_ties_is_exact_against_every_order():
+    cases = [
+        [[1.0, 1.0, 1.0, 1.0, 1.0]],                     # all tied: chance, 1/5
+        [[0.5, 0.9, 0.5, 0.5], [0.2, 0.1, 0.1, 0.3]],    # one above then three tied; two tied below one above
+        [[0.7, 0.7, 0.1], [0.9, 0.1, 0.2], [0.1, 0.4, 0.1, 0.1, 0.1, 0.1]],
+        [[2.0, 3.0, 3.0, 2.0, 2.0, 1.0]],
+    ]
+    for scores in cases:
+        for k in (1, 2, 3, 5):
+            ranks = [metrics.ranks_from_scores(np.array([row])) for row in scores]
+            joined = metrics.Ranks(*(np.concatenate([getattr(r, f) for r in ranks])
+                                     for f in ("pessimistic", "optimistic", "n_ties")))
+            assert metrics.expected_recall_at_k(joined, k) == pytest.approx(_brute_force_expected_recall(scores, k)), (scores, k)
+    everything_tied = metrics.ranks_from_scores(np.zeros((4, 6)))
+    assert metrics.recall_at_k(everything_tied.pessimistic, 1) == 0.0            # strict: never first
+    assert metrics.recall_at_k(everything_tied.optimistic, 1) == 100.0           # optimistic: always first
+    assert metrics.expected_recall_at_k(everything_tied, 1) == pytest.approx(100 / 6)   # random ties: chance
+    assert np.isnan(metrics.expected_recall_at_k(metrics.ranks_from_scores(np.zeros((0, 3))), 1))

@@ -132,7 +132,8 @@ def assert_default_run(name, tmp_path, figures, tables, nb, fig_names, table_nam
             assert (tables / f"{stem}.{ext}").exists(), f"{stem}.{ext}"
     checks_csv = next(tables.glob("checks_*.csv"))
     statuses = set(pd.read_csv(checks_csv)["status"])
-    assert "fail" not in statuses and statuses <= {"pass", "paper inconsistency", "holds in part", "needs data"}
+    assert "fail" not in statuses and statuses <= {"pass", "paper inconsistency", "sources disagree",
+                                                   "differs at scale", "holds in part", "needs data"}
     assert (tmp_path / "build" / f"{name}.html").exists()
     assert_figures_inline(figures, tmp_path / "build" / f"{name}.ipynb", nb)
     if fig_names:

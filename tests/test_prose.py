@@ -35,6 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -305,6 +306,38 @@ def test_readme_numbers_come_from_the_tables():
     known = table_values() | published_values()
     problems = readme_problems((ROOT / "README.md").read_text(encoding="utf-8"), known)
     assert not problems, "README numbers that no table in tables/ or crepe_utils/reported holds:\n" + "\n".join(problems)
+
+
+def test_readme_puts_the_toy_gap_beside_its_text_only_confound():
+    """README's toy headline (UC − SC on HN-Atom) and, beside it, what scorers that never see an image do on the same
+    splits: each number is the committed tables' row for that model, HN type and split."""
+    readme = re.sub(r"\s+", " ", (ROOT / "README.md").read_text(encoding="utf-8"))
+    gap = pd.read_csv(ROOT / "tables" / "toy_world_systematicity.csv").set_index("hn_type")
+    blind = pd.read_csv(ROOT / "tables" / "toy_blind_systematicity.csv").set_index(["model", "hn_type", "split"])
+    def r1(model: str, hn: str, split: str) -> str:
+        return f"{blind.loc[(model, hn, split), 'r1']:.2f}%"
+    clip = next(m for m in blind.index.get_level_values("model") if not m.startswith("blind:"))
+    assert f"loses {-gap.loc['atom', 'delta']:.2f} points on HN-Atom" in readme
+    assert (f"gets {r1('blind:bigram', 'atom', 'SC')} on seen and {r1('blind:bigram', 'atom', 'UC')} on unseen "
+            "HN-Atom compounds") in readme
+    assert (f"({r1('blind:length', 'comp', 'SC')} against {r1(clip, 'comp', 'SC')} on seen, "
+            f"{r1('blind:length', 'comp', 'UC')} against {r1(clip, 'comp', 'UC')} on unseen compounds)") in readme
+    for split in ("SC", "UC"):      # "beats the tiny CLIP on HN-Comp" holds on both splits
+        assert blind.loc[("blind:length", "comp", split), "r1"] > blind.loc[(clip, "comp", split), "r1"]
+
+
+def test_readme_counts_the_productivity_files_the_bigram_clears_as_the_check_does():
+    """README's "above chance on all N productivity files, its 95% interval clear of chance on M of them" is the
+    check's row: N its point estimates above chance, M its lower bounds above chance."""
+    readme = re.sub(r"\s+", " ", (ROOT / "README.md").read_text(encoding="utf-8"))
+    checks = pd.read_csv(ROOT / "tables" / "checks.csv").set_index("claim")
+    row = checks.loc["The best cross-fitted blind scorer beats chance on every productivity file"]
+    above, files = map(int, re.fullmatch(r"(\d+) of (\d+) files", row["found"]).groups())
+    clear = int(re.search(r"lower 95% bound above chance on (\d+) of \d+ files", row["detail"]).group(1))
+    said = re.search(r"is above chance on (all|\d+ of) (\d+) productivity files, its 95% interval clear of chance on "
+                     r"(\d+) of them", readme)
+    assert said, "README no longer states the bigram's productivity count in the checked words"
+    assert int(said.group(2)) == files and (said.group(1) == "all") == (above == files) and int(said.group(3)) == clear
 
 
 def test_every_notebook_has_a_place_in_this_check():

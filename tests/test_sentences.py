@@ -94,3 +94,35 @@ def test_paths_are_shown_without_the_machines_absolute_paths(tmp_path, monkeypat
     assert paths.shown(data / "sc") == "$SUGARCREPE_DATA"                  # the most specific variable
     elsewhere = paths.shown(tmp_path / "other" / "x")
     assert not elsewhere.startswith("/") and elsewhere.endswith("other/x")
+
+
+def test_a_cited_published_table_names_the_file_it_was_transcribed_into():
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    from crepe_utils import packaged
+    from crepe_utils.benchmarks.crepe import imagenet as I, analysis as A
+    from crepe_utils.benchmarks.sugarcrepe import analysis as SA
+
+    root = Path(__file__).resolve().parent.parent
+    pub = P.published()
+    texts = {"productivity": (P.endpoints_sentence(pub, P.changes(pub)), ["crepe/reported/productivity_r1.csv"]),
+             "systematicity": (S.table_sentence(S.published()), ["crepe/reported/systematicity_r1.csv"]),
+             "winoground": (W.table3_sentence(W.table3()), ["winoground/reported/table3.csv"]),
+             "sugarcrepe": (SA.table_sentence(SA.published_long()), ["sugarcrepe/reported/results.csv"]),
+             "r2": (I.summary(A.r2_table(n_boot=50)), ["crepe/reported/systematicity_r1.csv",
+                                                        "crepe/reported/productivity_r1.csv"])}
+    for name, (text, files) in texts.items():
+        named = re.findall(r"transcribed in `([^`]+)`(?: and `([^`]+)`)?", text)
+        assert named, name
+        paths = [p for pair in named for p in pair if p]
+        for f in files:
+            assert f"crepe_utils/benchmarks/{f}" in paths, (name, paths)
+        for p in paths:
+            assert (root / p).is_file(), p                      # the repository path a reader can open
+    assert "not from a run" in I.summary(A.r2_table(n_boot=50)) and "crepe_utils/models/imagenet.csv" in I.summary(
+        A.r2_table(n_boot=50))
+    with pytest.raises(FileNotFoundError):
+        packaged.path("crepe_utils.benchmarks.crepe.reported", "no_such.csv")

@@ -2,7 +2,7 @@
 released data, its agreement with the benchmarks' own tables, the papers' ImageNet claims at its scale, and the
 blind scorers among its checkpoints.
 
-``check_granularity``        per benchmark: every value is k/N for the released count (or a paper inconsistency),
+``check_granularity``        per benchmark: every value is k/N for the released count (or the sources disagree),
                              then what a benchmark adds (its ``field_table.check_granularity_of_parts``)
 ``check_agreements``         each benchmark's own publications against the table (its ``field_table`` module)
 ``check_papers_at_scale``    the papers' ImageNet numbers against the field's 194 pretrained checkpoints
@@ -11,14 +11,15 @@ blind scorers among its checkpoints.
 Each takes the tables it checks as arguments (defaults: computed from the carried table and the pinned counts; the
 blind rows from the released data, ``needs data`` without them), so a test can hand it wrong numbers and watch it
 fail. A row fails where the fault would be ours (a carried value that is not k/N, a claim of ours the numbers
-contradict); a difference between two publications is a paper inconsistency, with its evidence.
+contradict); a difference between vl_compo's table and a paper, or the data it released, is ``sources disagree``,
+and a paper's number that does not hold over the field's checkpoints ``differs at scale``, each with its evidence.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import benchmarks, field
-from ..claims.base import FAIL, NEEDS, PAPER, PASS, Check, Topic
+from ..claims.base import FAIL, NEEDS, PASS, SCALE, SOURCES, Check, Topic
 from . import blind as blind_analysis
 from . import field as F
 from ..lazy import lazy
@@ -43,7 +44,7 @@ def _n(values) -> str:
 
 def check_granularity(gran: pd.DataFrame | None = None) -> list[Check]:
     """Per benchmark: all values of each column are k/N for its released count (pass); for another single N
-    each (a paper inconsistency: the table counts other items); for no N (fail: the carried values are not the
+    each (the sources disagree: the table counts other items than the paper released); for no N (fail: the carried values are not the
     table's)."""
     gran = F.granularity() if gran is None else gran
     out = []
@@ -66,7 +67,7 @@ def check_granularity(gran: pd.DataFrame | None = None) -> list[Check]:
             continue
         diff = ", ".join(f"{r.column} {int(r.common_n):,} ({int(r.common_n) - int(r.released_n):+,}; "
                          f"{int(r.fits_released)} of {int(r.values)} fit {int(r.released_n):,})" for r in off.itertuples())
-        out.append(Check(claim, paper, f"N = {_n(off['common_n'])}; released {_n(off['released_n'])}", PAPER,
+        out.append(Check(claim, paper, f"N = {_n(off['common_n'])}; released {_n(off['released_n'])}", SOURCES,
                          f"every value is k/N for one N per column, not the released count: {diff}. Counted on other "
                          f"items than the release's; best other item sets: {rejected}", GROUP))
     return out
@@ -89,8 +90,8 @@ def check_agreements(table: pd.DataFrame | None = None) -> list[Check]:
 
 def check_papers_at_scale(rows: pd.DataFrame | None = None) -> list[Check]:
     """Each published r or R² against ImageNet holds at scale when it (± its printed rounding) lies in the field's
-    95% bootstrap interval over the 194 pretrained checkpoints (pass); otherwise a paper inconsistency: the number
-    does not hold beyond the paper's models."""
+    95% bootstrap interval over the 194 pretrained checkpoints (pass); otherwise it differs at scale: the number
+    holds on the paper's models (the paper's own claim) but not over the field's checkpoints."""
     rows = F.paper_correlations() if rows is None else rows
     out = []
     for r in rows.itertuples():
@@ -104,7 +105,7 @@ def check_papers_at_scale(rows: pd.DataFrame | None = None) -> list[Check]:
                   f"{pooled}; over the paper's {r.same_n} checkpoints in the field, {r.same:.2f} "
                   f"[{r.same_low:.2f}, {r.same_high:.2f}]")
         out.append(Check(claim, paper, f"{r.field:.2f} [{r.field_low:.2f}, {r.field_high:.2f}]",
-                         PASS if r.holds else PAPER, detail, GROUP))
+                         PASS if r.holds else SCALE, detail, GROUP))
     return out
 
 

@@ -29,6 +29,7 @@ SCORER_COLORS = {"negation": "#C44E52", "length": "#DD8452", "wordfreq": "#93786
                  "bigram": "#4C72B0", "bigram-cased": "#64B5CD", "bigram-mean": "#1B2A49", "classifier": "#55A868",
                  "classifier-cased": "#8C8C8C"}
 STATUS_MARKS = {"pass": "✅ pass", "fail": "❌ fail", "paper inconsistency": "⚠️ paper inconsistency",
+                "sources disagree": "⇄ sources disagree", "differs at scale": "↕ differs at scale",
                 "holds in part": "◐ holds in part", "needs data": "… needs data"}
 
 
@@ -214,8 +215,8 @@ def write_table(df: pd.DataFrame, name: str, tables_dir: str | os.PathLike, floa
 
 
 def check_table(checks_df: pd.DataFrame) -> pd.DataFrame:
-    """The closing check table of a notebook: claim, paper, ours, status (with a mark)."""
-    out = checks_df[["claim", "paper", "ours", "status", "detail"]].copy()
+    """The closing check table of a notebook: claim, paper, found, status (with a mark), detail."""
+    out = checks_df[["claim", "paper", "found", "status", "detail"]].copy()
     out["status"] = out["status"].map(lambda s: STATUS_MARKS.get(s, s))
     return out
 
@@ -228,7 +229,7 @@ def _page_with_claims(path: Path, checks_df: pd.DataFrame) -> tuple[str, str]:
     text = path.read_text(encoding="utf-8")
     if CLAIMS_START not in text or CLAIMS_END not in text:
         raise ValueError(f"{path} lacks the markers {CLAIMS_START} … {CLAIMS_END}")
-    table = checks_df[["claim", "paper", "ours", "status"]].copy()
+    table = checks_df[["claim", "paper", "found", "status"]].copy()
     table["status"] = table["status"].map(lambda s: STATUS_MARKS.get(s, s))
     head, rest = text.split(CLAIMS_START, 1)
     _, tail = rest.split(CLAIMS_END, 1)

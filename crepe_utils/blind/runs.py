@@ -2,7 +2,7 @@
 
 ``BlindRun``             one benchmark's blind results: per query whether each scorer ranks the positive first
 ``run``                  score queries with scorers, into a :class:`BlindRun`
-``recall_table``         Recall@1 per scorer and group, with chance, bootstrap intervals and ties
+``recall_table``         Recall@1 per scorer and group, with chance, bootstrap intervals and the three tie rules
 ``length_explains``      per group and scorer: how many of its wins ``blind:length`` also makes
 ``blind_hard``           per query: no scorer of the blind-hard set ranks its positive first
 ``blind_hard_sizes``     the blind-hard subset's size per group
@@ -36,6 +36,9 @@ FAST_SCORERS = ("negation", "length", "wordfreq", "wordfreq-cased", "bigram", "b
 BLIND_HARD_SCORERS = ("negation", "length", "wordfreq", "wordfreq-cased", "bigram", "bigram-cased")
 #: The rule every scorer's wins are set against by :func:`length_explains`.
 LENGTH = "length"
+#: Bootstrap resamples of every blind Recall@1 interval: one count wherever a table shows one, so a scorer's
+#: interval on a set is the same number in every notebook (its draws are seeded by scorer and group).
+N_BOOT = 10_000
 
 @dataclass(frozen=True)
 class LengthCue:
@@ -103,19 +106,24 @@ def _group_keys(run: BlindRun) -> list[str]:
     return ["group", "hn_type"] + (["split"] if "split" in run.per_query else []) + ["complexity"]
 
 
-def _tie_counts(run: BlindRun, name: str, rows: np.ndarray) -> tuple[float, int]:
-    """(R@1 % with ties counted for the positive, queries the tie rule decides: first only if ties went its way)."""
+def _tie_counts(run: BlindRun, name: str, rows: np.ndarray) -> tuple[float, float, int]:
+    """(R@1 % with ties broken at random (expected, exact), R@1 % with ties counted for the positive, queries the
+    tie rule decides: first only if ties went its way)."""
     ranks = run.ranks.get(name)
     if ranks is None:
-        return float("nan"), -1
-    optimistic = ranks.optimistic[rows] == 1
-    return 100.0 * float(optimistic.mean()), int((optimistic & (ranks.pessimistic[rows] > 1)).sum())
+        return float("nan"), float("nan"), -1
+    sub = metrics.Ranks(ranks.pessimistic[rows], ranks.optimistic[rows], ranks.n_ties[rows])
+    optimistic = sub.optimistic == 1
+    return (metrics.expected_recall_at_k(sub, 1), 100.0 * float(optimistic.mean()),
+            int((optimistic & (sub.pessimistic > 1)).sum()))
 
 
-def recall_table(run: BlindRun, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Per scorer and group: queries, chance R@1 (mean of 1/candidates), R@1 and its 95% bootstrap interval (%),
-    R@1 if every tie went the positive's way, and the queries so decided (a tie is counted against the positive).
-    Each interval's draws depend on its scorer and group only, not on which other scorers were run."""
+def recall_table(run: BlindRun, seed: int = 0) -> pd.DataFrame:
+    """Per scorer and group: queries, chance R@1 (mean of 1/candidates), R@1 with ties counted against the
+    positive (strict) and its 95% bootstrap interval (%, :data:`N_BOOT` resamples), R@1 expected if ties were
+    broken at random (the rule the chance line assumes), R@1 if every tie went the positive's way (optimistic),
+    and the queries a tie decided. Each interval's draws depend on its scorer and group only, not on which other
+    scorers were run."""
     rows = []
     frame = run.per_query.assign(_row=np.arange(len(run.per_query)))
     keys = _group_keys(run)
@@ -125,10 +133,11 @@ def recall_table(run: BlindRun, n_boot: int = 2000, seed: int = 0) -> pd.DataFra
         for name in run.scorers:
             k = int(g[name].sum())
             rng = np.random.default_rng([seed, zlib.crc32(f"{name}|{where['group']}".encode())])
-            low, high = _interval(k, len(g), n_boot, rng)
-            optimistic, decided = _tie_counts(run, name, g["_row"].to_numpy())
+            low, high = _interval(k, len(g), N_BOOT, rng)
+            random_ties, optimistic, decided = _tie_counts(run, name, g["_row"].to_numpy())
             rows.append({"scorer": name, **where, "n_queries": len(g), "chance_r1": chance, "r1": 100.0 * k / len(g),
-                         "ci_low": low, "ci_high": high, "r1_optimistic": optimistic, "decided_by_tie": decided})
+                         "ci_low": low, "ci_high": high, "r1_random_ties": random_ties, "r1_optimistic": optimistic,
+                         "decided_by_tie": decided})
     return pd.DataFrame(rows)
 
 

@@ -6,6 +6,12 @@ Status values:
 ``fail``                 it does not, and the fault would be ours (the build fails);
 ``paper inconsistency``  the paper disagrees with itself or with its released data; reported,
                          never a build failure;
+``sources disagree``     a third party's published numbers (vl_compo's table) disagree with a paper's, or
+                         with the data the paper released: which source is right is not known; reported,
+                         never a build failure;
+``differs at scale``     a number that holds on the paper's own models does not hold over the field's
+                         pretrained checkpoints (a different population, and often not the same quantity);
+                         reported, never a build failure;
 ``holds in part``        a statement of the paper, read as the claim column words it, holds for only part
                          of what it covers (some models, one subset, to within one printed step): the words
                          are the paper's or the companion's reading of them, and the detail says where it
@@ -34,13 +40,19 @@ from ..lazy import lazy
 pd = lazy("pandas")
 
 PASS, FAIL, PAPER, PART, NEEDS = "pass", "fail", "paper inconsistency", "holds in part", "needs data"
-STATUSES = (PASS, FAIL, PAPER, PART, NEEDS)
+SOURCES, SCALE = "sources disagree", "differs at scale"
+STATUSES = (PASS, FAIL, PAPER, SOURCES, SCALE, PART, NEEDS)
+#: the columns of the checks table (``tables/checks.csv``): ``paper`` is the paper's value (or what the paper
+#: says where it prints none); ``found`` is what the check found, which is not always a number of ours: the
+#: released data's count, or a third party's published value where the row compares a paper with it
+COLUMNS = ("group", "claim", "paper", "found", "status", "detail")
 
 
 @dataclass(frozen=True)
 class Check:
     claim: str
     paper: str
+    #: what the check found: the table's ``found`` column (ours, the release's count, or a third party's value)
     ours: str
     status: str
     detail: str = ""
@@ -69,8 +81,9 @@ class Topic:
 
 
 def to_frame(checks: list[Check]) -> pd.DataFrame:
-    cols = ["group", "claim", "paper", "ours", "status", "detail"]
-    return pd.DataFrame([asdict(c) for c in checks], columns=cols)
+    """The checks as the table ``make check`` writes, one row each, columns :data:`COLUMNS`."""
+    rows = [{**asdict(c), "found": c.ours} for c in checks]
+    return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def failures(checks: list[Check]) -> list[Check]:

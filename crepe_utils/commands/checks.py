@@ -107,7 +107,7 @@ def run(args) -> int:
     counts = df["status"].value_counts()
     width = max(len(c.claim) for c in checks)
     for c in checks:
-        print(f"{c.status:>20}  {c.claim:<{width}}  paper: {c.paper}  ours: {c.ours}")
+        print(f"{c.status:>20}  {c.claim:<{width}}  paper: {c.paper}  found: {c.ours}")
     print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items()))
     print(fail_reach_note(checks))
     status = 0
@@ -124,7 +124,7 @@ def run(args) -> int:
     if bad:
         print(f"\n{len(bad)} check(s) failed:", file=sys.stderr)
         for c in bad:
-            print(f"  - {c.claim}: paper {c.paper}, ours {c.ours}. {c.detail}", file=sys.stderr)
+            print(f"  - {c.claim}: paper {c.paper}, found {c.ours}. {c.detail}", file=sys.stderr)
         status = 1
     if args.verify_claims_page and not claims_page_current(args.verify_claims_page, df):
         print(f"\n{args.verify_claims_page}: its claims table (between the claims markers) differs from these "

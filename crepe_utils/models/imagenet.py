@@ -7,6 +7,7 @@ re-evaluation (docs/openclip_results.csv). Its ``model`` column holds checkpoint
 """
 from __future__ import annotations
 
+from .. import packaged
 from ..packaged import table
 from ..lazy import lazy
 
@@ -28,6 +29,11 @@ def top1(source: str = "open_clip_docs") -> pd.Series:
     chosen = df[df["measurement"] == source].set_index("model")["top1"]
     fallback = df[df["measurement"] == "open_clip_results_table"].set_index("model")["top1"]
     return chosen.combine_first(fallback).astype(float).rename("imagenet_top1")
+
+
+def transcribed() -> str:
+    """``transcribed in `crepe_utils/models/imagenet.csv` ``: the file every ImageNet value is read from."""
+    return packaged.transcribed(_PACKAGE, "imagenet.csv")
 
 
 def measurements() -> pd.DataFrame:

@@ -45,8 +45,18 @@ def _hits(pq: pd.DataFrame, hn_type: str, split: str, tie_policy: str = "pessimi
     return 100.0 * (ranks.to_numpy() <= 1)
 
 
+def _random_ties(pq: pd.DataFrame, hn_type: str, split: str) -> float:
+    """R@1 (%) expected if ties were broken at random (:func:`crepe_utils.metrics.expected_recall_at_k`), from a
+    per-query table's two ranks."""
+    g = pq[(pq["hn_type"] == hn_type) & (pq["split"].fillna("") == split)]
+    optimistic = g["rank_optimistic"].to_numpy()
+    ranks = metrics.Ranks(g["rank"].to_numpy(), optimistic, g["rank"].to_numpy() - optimistic)
+    return metrics.expected_recall_at_k(ranks, 1)
+
+
 def systematicity_evaluated(evaluated: pd.DataFrame, n_boot: int = 10_000) -> pd.DataFrame:
-    """SC, UC and UC − SC per evaluated (model, HN type), with bootstrap intervals.
+    """SC, UC and UC − SC per evaluated (model, HN type), with bootstrap intervals, and SC and UC expected if ties
+    were broken at random (``SC_random_ties``, ``UC_random_ties``).
 
     A result whose per-query table cannot be read is left out, with an UnreadableResultWarning.
     """
@@ -72,6 +82,8 @@ def systematicity_evaluated(evaluated: pd.DataFrame, n_boot: int = 10_000) -> pd
             "kind": kind, "SC": by_split.loc["SC", "r1"], "UC": by_split.loc["UC", "r1"],
             "SC_ci_low": by_split.loc["SC", "r1_ci_low"], "SC_ci_high": by_split.loc["SC", "r1_ci_high"],
             "UC_ci_low": by_split.loc["UC", "r1_ci_low"], "UC_ci_high": by_split.loc["UC", "r1_ci_high"],
+            "SC_random_ties": _random_ties(per_query[rdir], hn, "SC"),
+            "UC_random_ties": _random_ties(per_query[rdir], hn, "UC"),
             "delta": by_split.loc["UC", "r1"] - by_split.loc["SC", "r1"], "delta_ci_low": lo, "delta_ci_high": hi,
             "n_SC": int(by_split.loc["SC", "n_queries"]), "n_UC": int(by_split.loc["UC", "n_queries"]),
             "chance": by_split["chance_r1"].mean(),

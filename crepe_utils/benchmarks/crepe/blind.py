@@ -97,7 +97,7 @@ def systematicity_missing(data_dir=None, train_data=crepe_queries.SYST_TRAIN_DAT
 
 
 SYSTEMATICITY_COLUMNS = ["train_data", "model", "display", "kind", "hn_type", "split", "n_queries", "n_skipped",
-                         "chance_r1", "r1", "ci_low", "ci_high", "r1_optimistic", "decided_by_tie"]
+                         "chance_r1", "r1", "ci_low", "ci_high", "r1_random_ties", "r1_optimistic", "decided_by_tie"]
 
 
 def _models_long(models: pd.DataFrame) -> pd.DataFrame:
@@ -105,14 +105,13 @@ def _models_long(models: pd.DataFrame) -> pd.DataFrame:
     rows = [{"train_data": m["train_data"], "model": m["model"], "display": m["display"], "kind": m["kind"],
              "hn_type": m["hn_type"], "split": split, "n_queries": m[f"n_{split}"], "n_skipped": pd.NA,
              "chance_r1": m["chance"], "r1": m[split], "ci_low": m[f"{split}_ci_low"], "ci_high": m[f"{split}_ci_high"],
-             "r1_optimistic": np.nan, "decided_by_tie": pd.NA}
+             "r1_random_ties": m.get(f"{split}_random_ties", np.nan), "r1_optimistic": np.nan, "decided_by_tie": pd.NA}
             for m in models.to_dict("records") for split in crepe_queries.SYST_SPLITS]
     return pd.DataFrame(rows, columns=SYSTEMATICITY_COLUMNS)
 
 
 def systematicity_table(data_dir=None, train_data=crepe_queries.SYST_TRAIN_DATA, models: pd.DataFrame | None = None,
-                        scorers=FAST_SCORERS, n_boot: int = 2000,
-                        settings=blind.BlindSettings()) -> pd.DataFrame | str:
+                        scorers=FAST_SCORERS, settings=blind.BlindSettings()) -> pd.DataFrame | str:
     """Tidy systematicity Recall@1 (%): one row per training set × scorer (``model`` ``blind:<name>``, kind
     ``blind``) × HN type × split, with chance, the 95% bootstrap interval, the ties and the skipped rows; then
     ``models``' rows (``systematicity_evaluated``'s table: the models to show beside the scorers). A one-line
@@ -126,7 +125,7 @@ def systematicity_table(data_dir=None, train_data=crepe_queries.SYST_TRAIN_DATA,
         run = systematicity_run(data_dir, name, scorers, settings)
         if isinstance(run, str):
             return run                      # present but unreadable: no partial table
-        recall = recall_table(run, n_boot=n_boot)
+        recall = recall_table(run)
         recall = recall.assign(train_data=name, model="blind:" + recall["scorer"], display="blind: " + recall["scorer"],
                                kind="blind", n_skipped=recall["group"].map(lambda g: run.skipped.get(g, 0)))
         tables.append(recall[SYSTEMATICITY_COLUMNS])

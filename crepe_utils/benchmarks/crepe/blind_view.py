@@ -142,7 +142,8 @@ def productivity_text(recall: pd.DataFrame, published: pd.DataFrame) -> str:
     if len(fixed):
         top = fixed.loc[fixed["r1"].idxmax()]
         out.append(f"On HN-Atom and HN-Swap the fixed rules reach at most {top['r1']:.1f}% (`blind:{top['scorer']}`, "
-                   f"{top['group']}), {beats(top['r1'], top['chance_r1'])} chance ({top['chance_r1']:.1f}%).")
+                   f"{top['group']}), {beats(top['r1'], top['chance_r1'])} chance ({top['chance_r1']:.1f}%)."
+                   + _tie_rules(top))
     bigram = other[other["scorer"] == "bigram"]
     if len(bigram):
         sure = int((bigram["ci_low"] > bigram["chance_r1"]).sum())
@@ -150,6 +151,16 @@ def productivity_text(recall: pd.DataFrame, published: pd.DataFrame) -> str:
                    f"{pct_span(bigram['r1'])} on these {len(bigram)} files, the lower end of its 95% interval above "
                    f"chance on {sure} of them.")
     return " ".join(out)
+
+
+def _tie_rules(row) -> str:
+    """A row's score under the three tie rules, where a tie decided any of its queries: chance (1 / candidates)
+    is what random tie-breaking gives a scorer that ties everything, so a strict score below it can be the rule."""
+    if "r1_random_ties" not in row or not row.get("decided_by_tie", 0) > 0:
+        return ""
+    return (f" A tie decided {int(row['decided_by_tie']):,} of its {int(row['n_queries']):,} queries: counted against "
+            f"the positive (as here) it scores {row['r1']:.1f}%, broken at random (as the chance line assumes) "
+            f"{row['r1_random_ties']:.1f}% expected, counted for the positive {row['r1_optimistic']:.1f}%.")
 
 
 def toy_systematicity(table: pd.DataFrame, comp_and: tuple[int, int, int] | None = None) -> str:

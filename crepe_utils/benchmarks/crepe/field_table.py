@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...analysis.proportions import counts, fits, printed_k, smallest_denominator
-from ...claims.base import FAIL, NEEDS, PAPER, PASS, Check
+from ...claims.base import FAIL, NEEDS, PASS, SOURCES, Check
 from ...protocol.benchmark import FieldView
 from . import PRODUCTIVITY_COLUMNS, reported, roster
 from ...lazy import lazy
@@ -82,8 +82,8 @@ def lattice_power(table: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 def check_agreement(agree: pd.DataFrame, view: FieldView | None = None) -> list[Check]:
     """CREPE's n = 4 and n = 12 values against the field's pooled ones for the checkpoints in both: every cell
-    within the k bounds that hold if the field's items contain those two files (pass), or not (a paper
-    inconsistency); with the weak comparisons (between the two, Spearman) in the detail."""
+    within the k bounds that hold if the field's items contain those two files (pass), or not (the sources
+    disagree); with the weak comparisons (between the two, Spearman) in the detail."""
     group = view.group if view is not None else "field"
     claim = ("vl_compo's pooled CREPE values are consistent with its items containing the released n = 4 and "
              "n = 12 files")
@@ -96,7 +96,7 @@ def check_agreement(agree: pd.DataFrame, view: FieldView | None = None) -> list[
                         f"{r.spearman_n4:+.2f} (n = 4) / {r.spearman_n12:+.2f} (n = 12)" for r in ranks.itertuples())
               + ". Weak: the field pools every complexity over more items; CyCLIP, FLAVA and ALBEF are not open_clip "
               "rows of the field")
-    return [Check(claim, paper, f"{ok} of {len(agree)} cells", PASS if ok == len(agree) else PAPER, detail, group)]
+    return [Check(claim, paper, f"{ok} of {len(agree)} cells", PASS if ok == len(agree) else SOURCES, detail, group)]
 
 
 def check_granularity_of_parts(gran: pd.DataFrame, view: FieldView | None = None,

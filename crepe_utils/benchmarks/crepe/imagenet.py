@@ -160,8 +160,10 @@ def summary(r2: pd.DataFrame) -> str:
     known = r2[r2["n_models"] > 0]
     return (f"**What this shows.** {prose.how_many(known['reproduced'], 'R² value')[0].upper()}"
             f"{prose.how_many(known['reproduced'], 'R² value')[1:]} of §5.4 that the transcribed tables allow are "
-            f"reproduced to two decimals from the published tables, using the {int(known['n_models'].max())} "
-            "open_clip checkpoints. The paper's reading (ImageNet accuracy predicts systematicity scores, not HN-Swap "
+            f"recomputed to two decimals from published numbers, not from a run: the Recall@1 CREPE prints for its "
+            f"{int(known['n_models'].max())} open_clip checkpoints (app. B.1, "
+            + reported.transcribed("systematicity_r1.csv", "productivity_r1.csv")
+            + ") against the ImageNet accuracies open_clip publishes for them (" + imagenet.transcribed() + "). The paper's reading (ImageNet accuracy predicts systematicity scores, not HN-Swap "
             "productivity) is consistent with the point estimates, but the HN-Swap R² carry bootstrap intervals of "
             + prose.listing(f"{prose.interval(r.r2_ci_low, r.r2_ci_high)} at {r.set.split()[-1]}"
                             for r in known[known["set"].str.startswith("HN-Swap")].itertuples())

@@ -149,7 +149,8 @@ def endpoints_sentence(pub: pd.DataFrame, ch: pd.DataFrame) -> str:
             f"{prose.num(100 / n4)} points and each carries a 95% interval about "
             f"{prose.num((swap4['r1_ci_high'] - swap4['r1_ci_low']).mean(), 0)} points wide. HN-Neg at n = 4 spans "
             f"{prose.num(neg4['r1'].iloc[0])} ({neg4['display'].iloc[0]}) to {prose.num(neg4['r1'].iloc[-1])} "
-            f"({neg4['display'].iloc[-1]}).")
+            f"({neg4['display'].iloc[-1]}). The published values are CREPE app. B.1's, "
+            + reported.transcribed("productivity_r1.csv") + ".")
 
 
 def summary(pub: pd.DataFrame, ch: pd.DataFrame) -> str:

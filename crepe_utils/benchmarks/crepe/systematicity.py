@@ -167,7 +167,7 @@ def table_sentence(pub: pd.DataFrame) -> str:
     n = pub["model"].nunique()
     known = pub["SC_N"].notna().any()
     return (f"Recall@1 (%) on SC and UC and the change UC − SC in points, for the {n} open_clip checkpoints the "
-            "paper evaluates on systematicity (app. B.1); RN50, RN101 and ViT-B-32 are the QuickGELU checkpoints "
+            "paper evaluates on systematicity (app. B.1, " + reported.transcribed("systematicity_r1.csv") + "); RN50, RN101 and ViT-B-32 are the QuickGELU checkpoints "
             "the official code loads. "
             + ("Each value's exact 95% interval comes from its split's query count in the released CSVs."
                if known else "The paper prints no query counts for these sets, so no interval can be given here: "

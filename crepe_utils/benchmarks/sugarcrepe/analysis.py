@@ -186,7 +186,8 @@ def table_sentence(long: pd.DataFrame) -> str:
             f"{prose.count(len(small))} subsets (R@1 {prose.span(small['r1'], sep='–')}). With {min(published_counts().values())} to "
             f"{prose.count(max(published_counts().values()))} pairs per subset, a published R@1 near 75 carries an "
             f"exact 95% interval of about ±{_half_width(75, max(published_counts().values()))} to "
-            f"±{_half_width(75, min(published_counts().values()))} points.")
+            f"±{_half_width(75, min(published_counts().values()))} points. The published values are "
+            + reported.transcribed("results.csv") + ".")
 
 
 def _half_width(r1: float, n: int) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...analysis.proportions import AGREE_ITEMS, counts, fits, printed_k
-from ...claims.base import FAIL, PAPER, PASS, Check
+from ...claims.base import FAIL, PASS, SOURCES, Check
 from ...models import imagenet
 from ...protocol.benchmark import FieldView
 from . import reported
@@ -57,7 +57,7 @@ def _explained_row(key: str, g: pd.DataFrame, why, field_imagenet: float, group:
     re_eval = imagenet.top1("open_clip_results_table").get(key, np.nan)
     detail = (f"explained ({why.evidence}): {why.explanation}; ImageNet {field_imagenet:.3f} in the table, "
               f"{re_eval:.2f} in open_clip's re-evaluation")
-    return Check(claim, "7 subsets", ours, PASS if worst <= AGREE_ITEMS else PAPER,
+    return Check(claim, "7 subsets", ours, PASS if worst <= AGREE_ITEMS else SOURCES,
                  detail if worst > AGREE_ITEMS else f"within {AGREE_ITEMS} items", group)
 
 
@@ -81,7 +81,7 @@ def check_agreement(agree: pd.DataFrame, view: FieldView) -> list[Check]:
     ours = f"{len(worst) - len(beyond)} of {len(worst)} checkpoints; {_cells(plain['diff_items'])}"
     detail = (f"not in the field: {', '.join(absent)}; explained apart: {', '.join(why.index)}" +
               (f"; unexplained: {', '.join(f'{n} (up to {int(d)} items)' for n, d in beyond.items())}" if len(beyond) else ""))
-    rows = [Check(claim, paper, ours, PAPER if len(beyond) else PASS, detail, group)]
+    rows = [Check(claim, paper, ours, SOURCES if len(beyond) else PASS, detail, group)]
     for key in why.index:
         g = present[present["checkpoint"] == key]
         if len(g):

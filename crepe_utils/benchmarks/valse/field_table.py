@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...analysis.proportions import counts
-from ...claims.base import FAIL, PAPER, PASS, Check
+from ...claims.base import FAIL, PASS, SOURCES, Check
 from ...protocol.benchmark import FieldView
 from . import TABLE_COLUMNS, reported
 from .data import PIECES
@@ -57,7 +57,7 @@ def check_agreement(average: dict, view: FieldView | None = None) -> list[Check]
               f"the field's {average['openai_checkpoints']} OpenAI CLIP rows average {average['openai_min']:.2f} to "
               f"{average['openai_max']:.2f}. VALSE names its model CLIP (taken as ViT-B/32 here) and its per-piece "
               "values are not carried, so which pieces differ cannot be said")
-    return [Check(claim, paper, f"{average['pieces_mean']:.2f}", PASS if ok else PAPER, detail, group)]
+    return [Check(claim, paper, f"{average['pieces_mean']:.2f}", PASS if ok else SOURCES, detail, group)]
 
 
 def blind_claims() -> list[tuple[str, str, list[str], str]]:

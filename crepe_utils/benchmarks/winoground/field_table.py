@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...analysis.proportions import AGREE_ITEMS, counts, fits, printed_k
-from ...claims.base import FAIL, PAPER, PASS, Check
+from ...claims.base import FAIL, PASS, SOURCES, Check
 from ...protocol.benchmark import FieldView
 from . import TABLE_COLUMNS, reported, roster
 from ...lazy import lazy
@@ -51,4 +51,4 @@ def check_agreement(agree: pd.DataFrame, view: FieldView | None = None) -> list[
               f"{' / '.join(f'{int(v):,}' for v in agree['field_k'])} of {int(agree['n'].iloc[0])} examples; "
               "Winoground does not publish how it scored CLIP (preprocessing, precision), which could explain a few "
               "examples")
-    return [Check(claim, paper, ours, PAPER if worst > AGREE_ITEMS else PASS, detail, group)]
+    return [Check(claim, paper, ours, SOURCES if worst > AGREE_ITEMS else PASS, detail, group)]

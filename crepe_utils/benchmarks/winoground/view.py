@@ -90,7 +90,8 @@ def table3_sentence(t3: pd.DataFrame) -> str:
             f"(the best, {best['model']}'s {prose.num(best['group'])}, has "
             f"{prose.interval(best['group_ci_low'], best['group_ci_high'])}). CLIP ViT-B/32, the one model of "
             f"Winoground's table in CREPE's open_clip line-up, scores {prose.num(clip['text'])} / "
-            f"{prose.num(clip['image'])} / {prose.num(clip['group'])}.")
+            f"{prose.num(clip['image'])} / {prose.num(clip['group'])}. Table 3's values are "
+            + reported.transcribed("table3.csv") + ".")
 
 
 def interval_sentence(t3: pd.DataFrame) -> str:

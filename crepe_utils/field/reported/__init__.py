@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from importlib import resources
 
+from ... import packaged
 from ...packaged import rows, table
 from ...lazy import lazy
 
 pd = lazy("pandas")
 
 _PACKAGE = __name__
+
+
+def transcribed(*names: str) -> str:
+    """``transcribed in `crepe_utils/field/reported/<name>` ``: the file a cited number is in."""
+    return packaged.transcribed(_PACKAGE, *names)
 
 #: what a row's flag says about its values
 FLAGS = {

@@ -14,6 +14,7 @@ other papers published on CREPE productivity.
 from __future__ import annotations
 
 from ....models import imagenet
+from .... import packaged
 from ....packaged import table
 from .. import roster
 from ....lazy import lazy
@@ -25,6 +26,11 @@ _PACKAGE = __name__
 
 def _read(name: str) -> pd.DataFrame:
     return table(_PACKAGE, name)
+
+
+def transcribed(*names: str) -> str:
+    """``transcribed in `crepe_utils/benchmarks/crepe/reported/<name>` ``: the file a cited number is in."""
+    return packaged.transcribed(_PACKAGE, *names)
 
 
 def _with_model_columns(df: pd.DataFrame) -> pd.DataFrame:

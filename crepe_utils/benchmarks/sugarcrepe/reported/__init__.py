@@ -7,12 +7,18 @@ subset's R@1 against ImageNet zero-shot top-1. ``released_counts.csv``: counts o
 """
 from __future__ import annotations
 
+from .... import packaged
 from ....packaged import table
 from ....lazy import lazy
 
 pd = lazy("pandas")
 
 _PACKAGE = __name__
+
+
+def transcribed(*names: str) -> str:
+    """``transcribed in `<this folder>/<name>` ``: the file a cited published number is in."""
+    return packaged.transcribed(_PACKAGE, *names)
 
 
 def results() -> pd.DataFrame:

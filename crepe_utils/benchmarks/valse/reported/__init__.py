@@ -7,12 +7,18 @@ carried here). ``released_counts.csv``: items and valid items per piece, pinned 
 """
 from __future__ import annotations
 
+from .... import packaged
 from ....packaged import table
 from ....lazy import lazy
 
 pd = lazy("pandas")
 
 _PACKAGE = __name__
+
+
+def transcribed(*names: str) -> str:
+    """``transcribed in `<this folder>/<name>` ``: the file a cited published number is in."""
+    return packaged.transcribed(_PACKAGE, *names)
 
 
 def results() -> pd.DataFrame:

@@ -6,12 +6,18 @@ counts of the released text metadata, pinned so that a recount can be checked ag
 """
 from __future__ import annotations
 
+from .... import packaged
 from ....packaged import table
 from ....lazy import lazy
 
 pd = lazy("pandas")
 
 _PACKAGE = __name__
+
+
+def transcribed(*names: str) -> str:
+    """``transcribed in `<this folder>/<name>` ``: the file a cited published number is in."""
+    return packaged.transcribed(_PACKAGE, *names)
 
 
 def table3() -> pd.DataFrame:
