@@ -120,14 +120,20 @@ def provenance(revision: str, date: str, files: list[tuple[str, str]] | None) ->
 
 
 # ---------------------------------------------------------------- notebooks
+#: Where a figure's numbers come from, after what it shows (the package's caption).
+SOURCE = ("Drawn by this notebook from the data files and results it read (the provenance line at the top of "
+          "the page)")
+
+
 def figure_caption(meta: dict, notebook_label: str) -> tuple[str, str]:
     """(caption as Markdown, figure name) of an image output from the metadata the package's display helpers
-    write (``caption``, else ``alt``; ``figure``: the file's name). The caption's text is data: escaped."""
-    text = str(meta.get("caption") or meta.get("alt") or "").strip()
+    write (``caption``, else ``alt``: what it shows; ``source``: where its numbers come from, else
+    :data:`SOURCE`; ``figure``: the file's name). The caption's text is data: escaped."""
+    text = " ".join(str(meta.get("caption") or meta.get("alt") or "").split()) or f"A figure of {notebook_label}"
+    source = " ".join(str(meta.get("source") or SOURCE).split())
     name = str(meta.get("figure") or "")
-    where = f"figures/{name}.png" if name else "not saved; drawn for this page only"
-    text = " ".join(text.split()) or f"A figure of {notebook_label}"
-    return f"{escaping.markdown(text)} ({escaping.markdown(where)})", name
+    where = f"figures/{name}.png" if name else "not saved: drawn for this page only"
+    return f"{escaping.markdown(text.rstrip('.'))}. {escaping.markdown(source)} ({escaping.markdown(where)}).", name
 
 
 def _image_meta(output: dict) -> dict | None:
@@ -173,7 +179,9 @@ def book_notebook(nb: dict, stem: str, label: str, head: str) -> tuple[dict, lis
                 while target in names:
                     target += "-x"
                 names.add(target)
-                new["metadata"]["mystnb"] = {"figure": {"caption": caption, "name": target}}
+                alt = " ".join(str(meta.get("alt") or name or "figure").split())
+                new["metadata"]["mystnb"] = {"figure": {"caption": caption, "name": target},
+                                             "image": {"alt": escaping.visible(alt)}}
                 shown.append((name, caption))
             cells.append(new)
     intro = {"cell_type": "markdown", "id": "crepe-provenance", "metadata": {}, "source": head}
@@ -199,11 +207,21 @@ def claims_text(text: str, source: Path, tables_dir: Path) -> str:
     return re.sub(re.escape(CLAIMS_START) + ".*?" + re.escape(CLAIMS_END), lambda _: table, text, flags=re.S)
 
 
-def index_text(readme: str, notebooks=NOTEBOOKS) -> str:
-    """The README with the book's parts as hidden tables of contents (the sidebar's navigation)."""
+_README_IMAGE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\(figures/(?P<name>[\w.-]+)\.png\)\s*$", re.M)
+
+
+def index_text(readme: str, made_by: dict[str, tuple[str, str, str]] | None = None, notebooks=NOTEBOOKS) -> str:
+    """The README with the book's parts as hidden tables of contents (the sidebar's navigation); each figure it
+    shows on a line of its own a numbered figure, captioned with its text and the notebook that draws it."""
+    def figure(m: re.Match) -> str:
+        stem, label, _ = (made_by or {}).get(m.group("name"), ("", "", ""))
+        where = (f"Drawn by [{escaping.markdown(label)}](notebooks/{stem}.ipynb), whose page names the data it read"
+                 if stem else "Drawn by a run of the notebooks")
+        return (f"```{{figure}} figures/{m.group('name')}.png\n:alt: {escaping.visible(m.group('alt'))}\n\n"
+                f"{escaping.markdown(m.group('alt'))}. {where} (figures/{m.group('name')}.png).\n```")
     tocs = [f"```{{toctree}}\n:caption: {caption}\n:hidden:\n\n" + "\n".join(docs) + "\n```\n"
             for caption, docs in parts(notebooks)]
-    text = rewrite_links(readme, {"figures": "gallery.md", "tables": "tables.md"})
+    text = _README_IMAGE.sub(figure, rewrite_links(readme, {"figures": "gallery.md", "tables": "tables.md"}))
     return text.rstrip("\n") + "\n\n" + "\n".join(tocs)
 
 
@@ -307,7 +325,7 @@ def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_di
         text = rewrite_links(text, {"../tables/checks.md": "claims.md", "../README.md": "../index.md",
                                     "../figures": "../gallery.md", "../tables": "../tables.md"})
         write_text(src / "docs" / f"{stem}.md", text.rstrip("\n") + "\n\n" + no_data)
-    write_text(src / "index.md", index_text(readme.read_text(encoding="utf-8")) + "\n" + no_data)
+    write_text(src / "index.md", index_text(readme.read_text(encoding="utf-8"), made_by) + "\n" + no_data)
     write_text(src / "gallery.md", gallery_text(sorted(figures_dir.glob("*.png")), made_by) + "\n" + no_data)
     write_text(src / "tables.md", tables_text(sorted(tables_dir.glob("*.md"))) + "\n" + no_data)
 
