@@ -46,11 +46,13 @@ SCREENSHOT_PAGES = ("index.html", "notebooks/00_how_compositionality_is_evaluate
                     "notebooks/02_systematicity.html", "docs/claims.html", "gallery.html")
 #: A word every build of the book holds (the README's): the search page must find it.
 SEARCH_TERM = "systematicity"
-#: A line of a log or a cache's chatter in a page's text: a logging level at its start (``INFO:name:``,
-#: ``[WARNING]``, ``WARNING -``), a timestamp at its start, or a cache's hit/miss/loaded message.
-LOG_LINE = re.compile(r"^\s*(?:\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]?(?::[\w.]*:| -|:\s)"
+#: A line of a log or a cache's chatter in a notebook's outputs: a logging level at its start (``INFO:name:``,
+#: ``[WARNING]``, ``WARNING -``), a timestamp at its start, a cache's hit/miss/loaded message, or a stage's
+#: cache report (``world: results/toy/world (cached; key 0935ae404336)``).
+LOG_LINE = re.compile(r"^\s*(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::[\w.]*:| -|:\s)"
+                      r"|\[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]"
                       r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d"
-                      r"|.*\bcache (?:hit|miss|loaded|written|saved)\b)", re.I | re.M)
+                      r"|.*\bcache (?:hit|miss|loaded|written|saved)\b|.*\(cached\b[^)]*\bkey [0-9a-f]{6,})", re.I | re.M)
 #: What a table cell of missing values says when a notebook left pandas' default in.
 NAN_CELLS = ("NaN", "nan", "<NA>", "NaT")
 VIEWPORT = (1280, 900)
@@ -82,6 +84,7 @@ INSPECT_JS = """(async () => {
                        + "article [onload], article [onerror], article [onclick], article [onmouseover]"))
               .map(e => e.outerHTML.slice(0, 80)),
     article: (document.querySelector("article") || document.body || {innerText: ""}).innerText,
+    outputs: Array.from(document.querySelectorAll(".cell_output")).map(e => e.innerText).join("\\n"),
     text: document.body ? document.body.innerText : "",
     height: Math.ceil(document.documentElement.scrollHeight),
   };
@@ -261,7 +264,7 @@ def _inspect(browser: Browser, site: Path, report: PageReport, info: dict) -> No
     report.problems += [f"an image outside a numbered figure with a caption: {src}" for src in info["uncaptioned"][:5]]
     prompts = info["article"].count("Out[")
     report.problems += [f"shows {prompts} 'Out[' prompts"] if prompts else []
-    logs = [m.group(0).strip()[:80] for m in LOG_LINE.finditer(info["article"])]
+    logs = [m.group(0).strip()[:80] for m in LOG_LINE.finditer(info["outputs"])]
     report.problems += [f"shows {len(logs)} log lines, e.g. {logs[0]!r}"] if logs else []
     report.problems += [f"shows {info['stderr']} stderr outputs"] if info["stderr"] else []
     report.problems += [f"markup from a page's text became an element: {m}" for m in info["markup"][:5]]
