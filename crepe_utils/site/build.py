@@ -80,6 +80,19 @@ def plain_marks(page_html: str) -> str:
     return "".join(part if i % 2 else _MARK.sub(badge, part) for i, part in enumerate(parts_))
 
 
+#: The claims' statuses (crepe_utils.claims.base) and the badge each table cell of them gets.
+STATUS_BADGES = {"pass": "pass", "fail": "fail", "paper inconsistency": "warn", "holds in part": "part",
+                 "needs data": "needs"}
+_STATUS_CELL = re.compile(r"<td><p>(" + "|".join(map(re.escape, STATUS_BADGES)) + r")</p></td>")
+
+
+def status_badges(page_html: str) -> str:
+    """Each table cell that holds only a claim's status (the checks table) with its badge before the word."""
+    return _STATUS_CELL.sub(lambda m: f'<td><p><span class="mark mark-{STATUS_BADGES[m.group(1)]}" role="img" '
+                                      f'aria-label="{STATUS_BADGES[m.group(1)]}"></span>{m.group(1)}</p></td>',
+                            page_html)
+
+
 # ---------------------------------------------------------------- provenance
 def commit() -> str:
     """The project's commit (``+ local changes`` when the work tree differs from it), or ``unknown``."""
@@ -335,7 +348,7 @@ def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_di
     pages = sorted(staging.rglob("*.html"))
     for page in pages:                               # status marks as badges; a caption's bidi override shown
         text = page.read_text(encoding="utf-8")
-        write_text(page, escaping.page(plain_marks(text)))
+        write_text(page, escaping.page(status_badges(plain_marks(text))))
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return [out / p.relative_to(staging) for p in pages]
