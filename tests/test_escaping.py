@@ -2,8 +2,8 @@
 
 Each escaper is checked through the thing that reads its output, never against its own output: the
 Markdown and HTML through a real renderer (mistune, a CommonMark one, as the book's MyST-NB is) and an HTML
-parser, whose text must equal the input with its invisible characters made visible and which must hold no element the text
-did not ask for; the LaTeX through a decoder written here from LaTeX's rules.
+parser, whose text must equal the input with its invisible characters made visible and which must hold no
+element the text did not ask for; the LaTeX through a decoder written here from LaTeX's rules.
 """
 from __future__ import annotations
 

@@ -32,11 +32,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import escaping
+from .. import benchmarks, escaping
 from ..atomic import write_text
-from ..errors import CrepeError, error_line
-from ..paths import PROJECT_ROOT
 from ..chapters.pages import notebook_pages
+from ..digests import sha256_file
+from ..errors import CrepeError, error_line
+from ..paths import PROJECT_ROOT, dataset_dir
 
 HERE = Path(__file__).resolve().parent
 
@@ -109,8 +110,6 @@ def data_files(stem: str) -> list[tuple[str, Path]]:
     """The data files notebook ``stem`` reads (the text datasets of the benchmarks that list it, or of every
     benchmark for a notebook none lists, as ``make`` tracks them): (name shown, file), the name relative to
     the dataset's folder's parent so that no machine path is shown."""
-    from .. import benchmarks
-    from ..paths import dataset_dir
     owners = [b for b in benchmarks.BENCHMARKS.values() if stem in b.notebooks] or benchmarks.BENCHMARKS.values()
     out = []
     for d in dict.fromkeys(d for b in owners for d in b.datasets if not d.images):
@@ -320,7 +319,6 @@ def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_di
     shutil.copytree(tables_dir, src / "tables")
     revision, date = commit(), datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     no_data = provenance(revision, date, None)
-    from ..digests import sha256_file
     made_by: dict[str, tuple[str, str, str]] = {}
     for stem, label in NOTEBOOKS:
         executed = json.loads((build_dir / f"{stem}.ipynb").read_text(encoding="utf-8"))

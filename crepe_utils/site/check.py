@@ -45,7 +45,7 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
 SCREENSHOT_PAGES = ("index.html", "notebooks/00_how_compositionality_is_evaluated.html",
                     "notebooks/02_systematicity.html", "docs/claims.html", "gallery.html")
 #: A word every build of the book holds (the README's): the search page must find it.
-SEARCH_TERM = "systematicity"
+SEARCH_TERM = "compositionality"
 #: A line of a log or a cache's chatter in a notebook's outputs: a logging level at its start (``INFO:name:``,
 #: ``[WARNING]``, ``WARNING -``), a timestamp at its start, a cache's hit/miss/loaded message, or a stage's
 #: cache report (``world: results/toy/world (cached; key 0935ae404336)``).
