@@ -255,7 +255,7 @@ def test_docs_check_passes_a_good_book_and_names_each_kind_of_breakage(built, ch
            '<script src="https://cdn.example.org/lib.js"></script>')
     _break(broken / "notebooks" / "04_imagenet_correlation.html",
            "<table><tr><td>Largest drop is 12.57 points (the abstra...</td><td>NaN</td></tr></table>"
-           "<p>read from /home/someone/data/crepe</p><p>\u2705 pass</p><p>Out[3]: 5</p>"
+           "<p>read from /home/someone/data/crepe</p><p>\u2705 pass</p><p>Out[3]: 5</p><p>an Out[ prompt</p>"
            '<div class="cell_output"><pre>INFO:crepe_utils.cache: loaded 3 files</pre></div>'
            '<img src="../_images/x.png" alt="loose">')
     _break(broken / "notebooks" / "05_winoground.html", "<style>details.hide > .cell_input, "
@@ -277,7 +277,7 @@ def test_docs_check_passes_a_good_book_and_names_each_kind_of_breakage(built, ch
                              "notebooks/08_sugarcrepe.html", "notebooks/07_blind_baselines.ipynb", search}, problems
     corr = "\n".join(problems["notebooks/04_imagenet_correlation.html"])
     for found in ("a table cell cut with '...'", "names a path of the building machine: /home/someone",
-                  "shows '\u2705' (U+2705)", "1 table cells say 'NaN'", "shows 1 'Out[' prompts",
+                  "shows '\u2705' (U+2705)", "1 table cells say 'NaN'", "shows 1 prompts such as 'Out[3]:'",
                   "shows 1 log lines, e.g. 'INFO:crepe_utils.cache:'",
                   "an image outside a numbered figure with a caption: ../_images/x.png"):
         assert found in corr, found

@@ -9,7 +9,7 @@ each problem named by page) on
 * a notebook page that shows fewer figures than its executed notebook holds, or none at all, or a figure
   that is not a numbered figure with a caption;
 * a table cell cut with "..." (pandas' display limits), or one that says NaN;
-* an ``Out[`` prompt, a log line (:data:`LOG_LINE`) or a stderr output shown on a page;
+* a prompt (``Out[3]:``), a log line (:data:`LOG_LINE`) or a stderr output shown on a page;
 * markup from data that became markup: a script, frame or event handler inside a page's article;
 * a search (the search page, offline) that finds nothing for :data:`SEARCH_TERM`;
 * an absolute path of a building machine (``/home/...``, ``/tmp/...``, this machine's project, data,
@@ -53,6 +53,8 @@ LOG_LINE = re.compile(r"^\s*(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::[\w
                       r"|\[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]"
                       r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d"
                       r"|.*\bcache (?:hit|miss|loaded|written|saved)\b|.*\(cached\b[^)]*\bkey [0-9a-f]{6,})", re.I | re.M)
+#: A Jupyter prompt in a page's text (``Out[3]:``, ``In [2]:``): the book shows no execution counts.
+PROMPT = re.compile(r"\b(?:Out|In ?)\[\d*\]:")
 #: What a table cell of missing values says when a notebook left pandas' default in.
 NAN_CELLS = ("NaN", "nan", "<NA>", "NaT")
 VIEWPORT = (1280, 900)
@@ -262,8 +264,8 @@ def _inspect(browser: Browser, site: Path, report: PageReport, info: dict) -> No
     nan = [t for t in info["cells"] if t in NAN_CELLS]
     report.problems += [f"{len(nan)} table cells say {nan[0]!r}"] if nan else []
     report.problems += [f"an image outside a numbered figure with a caption: {src}" for src in info["uncaptioned"][:5]]
-    prompts = info["article"].count("Out[")
-    report.problems += [f"shows {prompts} 'Out[' prompts"] if prompts else []
+    prompts = PROMPT.findall(info["article"])
+    report.problems += [f"shows {len(prompts)} prompts such as {prompts[0]!r}"] if prompts else []
     logs = [m.group(0).strip()[:80] for m in LOG_LINE.finditer(info["outputs"])]
     report.problems += [f"shows {len(logs)} log lines, e.g. {logs[0]!r}"] if logs else []
     report.problems += [f"shows {info['stderr']} stderr outputs"] if info["stderr"] else []
