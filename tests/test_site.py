@@ -23,6 +23,8 @@ from crepe_utils.site import check as site_check
 
 ROOT = Path(__file__).resolve().parent.parent
 EVIL = "caption_with_<b>bold</b>"
+#: A synthetic notebook that shows a figure of figures/ (the others show "f", which is not there).
+FIGURE = {"02_systematicity": "systematicity_delta"}
 #: The book's parts as issue 34 splits them: the teaching notebooks, the paper's, the reference pages.
 LEARN = ["00_how_compositionality_is_evaluated", "06_toy_world", "07_blind_baselines"]
 
@@ -33,12 +35,12 @@ def _png(colour) -> bytes:
     return buf.getvalue()
 
 
-def _executed_notebook(path: Path, title: str, png: bytes) -> None:
+def _executed_notebook(path: Path, title: str, png: bytes, name: str = "f") -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     figure = nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(png).decode(),
                                                           "text/plain": "<IPython.core.display.Image object>"},
-                                    metadata={"image/png": {"figure": "f", "alt": f"{title} figure",
+                                    metadata={"image/png": {"figure": name, "alt": f"{title} figure",
                                                             "caption": f"{title}: <script>x</script> *{EVIL}*"}})
     note = nbformat.v4.new_output("display_data", data={"text/markdown": "Before the figure.", "text/plain": ""})
     after = nbformat.v4.new_output("stream", name="stdout", text="After the figure.\n")
@@ -60,7 +62,7 @@ def built_once(tmp_path_factory):
     pngs = {}
     for i, (stem, label) in enumerate(site_build.NOTEBOOKS):
         pngs[stem] = _png((40 * i, 200 - 30 * i, 90))
-        _executed_notebook(build_dir / f"{stem}.ipynb", f"{i + 1} · {label}", pngs[stem])
+        _executed_notebook(build_dir / f"{stem}.ipynb", f"{i + 1} · {label}", pngs[stem], FIGURE.get(stem, "f"))
     saved = os.environ.get("CREPE_DATA")
     os.environ["CREPE_DATA"] = str(folder / "data")
     try:
@@ -121,7 +123,7 @@ def test_a_notebook_page_shows_each_figure_numbered_with_its_caption_escaped(bui
         assert re.search(r'<span class="caption-number">Figure \d+ </span>', figures[0])
         assert "&lt;script&gt;x&lt;/script&gt;" in figures[0] and "<script>x" not in page
         assert "*caption_with_&lt;b&gt;bold&lt;/b&gt;*" in figures[0] and "<b>bold" not in page
-        assert "(figures/f.png)" in figures[0]
+        assert f"(figures/{FIGURE.get(stem, 'f')}.png)" in figures[0]
         src = re.search(r'<img[^>]*src="([^"]+)"', figures[0]).group(1)
         assert (site / "notebooks" / src).resolve().read_bytes() == pngs[stem]
         # the outputs around the figure keep their order: the Markdown before it, the stream after it
@@ -165,7 +167,11 @@ def test_the_landing_page_the_claims_and_the_gallery(built):
     assert claims.count('<span class="mark mark-pass"') == statuses.count("pass")
     gallery = _read(site, "gallery.html")
     assert len(re.findall(r"<figure", gallery)) == len(list((ROOT / "figures").glob("*.png")))
-    assert "Drawn by" in gallery
+    made = re.search(r'<figure[^>]*id="gallery-systematicity-delta".*?</figure>', gallery, re.S).group(0)
+    assert 'Drawn by <a class="reference internal" href="notebooks/02_systematicity.html"' in made
+    assert "&lt;script&gt;x&lt;/script&gt;" in made                     # the notebook's caption, escaped
+    other = re.search(r'<figure[^>]*id="gallery-productivity-endpoints".*?</figure>', gallery, re.S).group(0)
+    assert "No executed notebook of this build shows it" in other
 
 
 def test_status_words_get_their_badge():
@@ -200,6 +206,15 @@ def test_a_notebooks_figure_outputs_become_cells_of_their_own_in_order():
     assert "mystnb" not in cells[4]["metadata"] and len(shown) == 2
     assert cells[3]["metadata"]["mystnb"]["figure"]["caption"].startswith("A. Drawn by this notebook")
     assert nb["cells"][1]["outputs"][1] is img                                  # the input is left as it was
+
+
+def test_a_link_to_a_notebook_in_a_markdown_output_points_at_its_page():
+    md = {"output_type": "display_data", "metadata": {},
+          "data": {"text/markdown": ["See [03](03_productivity.ipynb#ties) and [x](other.ipynb).", ""]}}
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": "x", "outputs": [md]}], "metadata": {}}
+    out, _ = site_build.book_notebook(nb, "s", "S", "")
+    assert out["cells"][0]["outputs"][0]["data"]["text/markdown"] == (
+        "See [03](03_productivity.html#ties) and [x](other.ipynb).")
 
 
 def test_a_missing_executed_notebook_is_a_clear_error(tmp_path):
@@ -251,7 +266,7 @@ def test_docs_check_passes_a_good_book_and_names_each_kind_of_breakage(built, ch
     for png in (broken / "_images").glob("systematicity_delta*.png"):
         png.unlink()                                                            # a README figure goes missing
     _break(broken / "notebooks" / "03_productivity.html",
-           '<a href="04_missing.html">next</a><a href="../docs/claims.html#nowhere">x</a>'
+           '<a href="04_missing.html">next</a><a href="../docs/claims.html#nowhere">x</a><a href="02_systematicity.ipynb">y</a>'
            '<script src="https://cdn.example.org/lib.js"></script>')
     _break(broken / "notebooks" / "04_imagenet_correlation.html",
            "<table><tr><td>Largest drop is 12.57 points (the abstra...</td><td>NaN</td></tr></table>"
@@ -292,3 +307,4 @@ def test_docs_check_passes_a_good_book_and_names_each_kind_of_breakage(built, ch
     prod = "\n".join(problems["notebooks/03_productivity.html"])
     assert "broken link: 04_missing.html" in prod and "broken anchor: ../docs/claims.html#nowhere" in prod
     assert "requests something outside the site: https://cdn.example.org/lib.js" in prod
+    assert "links to a notebook's file, not its page: 02_systematicity.ipynb" in prod

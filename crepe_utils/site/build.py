@@ -154,15 +154,20 @@ def _image_meta(output: dict) -> dict | None:
     return None if kind is None else dict(output.get("metadata", {}).get(kind) or {})
 
 
+#: A Markdown link to a notebook of the folder (``](03_productivity.ipynb#anchor)``).
+_NOTEBOOK_LINK = re.compile(r"\]\(([\w-]+)\.ipynb(#[^)\s]*)?\)")
+
+
 def book_notebook(nb: dict, stem: str, label: str, head: str) -> tuple[dict, list[tuple[str, str]]]:
     """An executed notebook as a page of the book, and the figures it shows ((name, caption) each).
 
-    Every code input is folded (``hide-input``). Each figure output moves to a cell of its own (its input
+    Every code input is folded (``hide-input``); a link to a notebook in a Markdown output points at its page
+    (MyST-NB resolves those of Markdown cells, not of outputs). Each figure output moves to a cell of its own (its input
     removed) whose ``mystnb.figure`` metadata makes MyST-NB draw it as a numbered figure with the package's
     caption; the outputs around it keep their order. ``head`` (the provenance) follows the first cell.
     """
     nb = copy.deepcopy(nb)
-    cells, shown, names = [], [], set()
+    cells, shown, names, stems = [], [], set(), dict(NOTEBOOKS)
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
             cells.append(cell)
@@ -172,6 +177,11 @@ def book_notebook(nb: dict, stem: str, label: str, head: str) -> tuple[dict, lis
         groups: list[tuple[list, dict | None]] = [([], None)]
         for output in cell.get("outputs", []):
             output.pop("execution_count", None)
+            if "text/markdown" in output.get("data", {}):      # a notebook's link in an output: its page
+                text = output["data"]["text/markdown"]
+                text = "".join(text) if isinstance(text, list) else text
+                output["data"]["text/markdown"] = _NOTEBOOK_LINK.sub(
+                    lambda m: f"]({m.group(1)}.html{m.group(2) or ''})" if m.group(1) in stems else m.group(0), text)
             meta = _image_meta(output)
             if meta is None:
                 if groups[-1][1] is not None:
@@ -243,8 +253,10 @@ def gallery_text(figures: list[Path], made_by: dict[str, tuple[str, str, str]]) 
     out = ["# Figures\n", "Every figure in `figures/`, as the notebooks last wrote it, with the page that draws it.\n"]
     for png in figures:
         stem, label, caption = made_by.get(png.stem, ("", "", ""))
-        where = (f"Drawn by [{escaping.markdown(label)}](notebooks/{stem}.ipynb)." if stem
-                 else "Drawn by a run no page of this book shows (the toy world's runs of notebooks 02 and 03).")
+        where = (f"Drawn by [{escaping.markdown(label)}](notebooks/{stem}.ipynb)." if stem in dict(NOTEBOOKS)
+                 else f"Drawn by the toy world's run of [{escaping.markdown(label)}](notebooks/{stem[4:]}.ipynb), "
+                      "which the book does not show." if stem
+                 else "No executed notebook of this build shows it (`make all` redraws figures/ and build/).")
         files = " · ".join(f"{{download}}`{ext.upper()} <figures/{png.stem}.{ext}>`"
                            for ext in ("png", "svg") if png.with_suffix(f".{ext}").is_file())
         text = caption or escaping.markdown(png.stem)
@@ -329,6 +341,11 @@ def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_di
         write_text(src / "notebooks" / f"{stem}.ipynb", json.dumps(nb, ensure_ascii=False, indent=1))
         for name, caption in shown:
             made_by.setdefault(name, (stem, label, caption))
+    for executed in sorted((build_dir / "toy").glob("*.ipynb")):     # the toy world's runs of 02 and 03
+        label = dict(NOTEBOOKS).get(executed.stem, executed.stem)
+        nb = json.loads(executed.read_text(encoding="utf-8"))
+        for name, caption in book_notebook(nb, executed.stem, label, "")[1]:
+            made_by.setdefault(name, (f"toy/{executed.stem}", label, caption))
     for stem in DOCS:
         source = docs_dir / f"{stem}.md"
         text = source.read_text(encoding="utf-8")

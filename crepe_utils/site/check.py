@@ -270,6 +270,10 @@ def _inspect(browser: Browser, site: Path, report: PageReport, info: dict) -> No
     report.problems += [f"shows {len(logs)} log lines, e.g. {logs[0]!r}"] if logs else []
     report.problems += [f"shows {info['stderr']} stderr outputs"] if info["stderr"] else []
     report.problems += [f"markup from a page's text became an element: {m}" for m in info["markup"][:5]]
+    if report.notebook:                                # a notebook is linked by its page, but for its own download
+        own = Path(report.page).with_suffix(".ipynb").name
+        report.problems += [f"links to a notebook's file, not its page: {h}" for h in info["links"]
+                            if urlsplit(h).path.endswith(".ipynb") and urlsplit(h).path != own][:5]
     paths = absolute_paths((site / report.page).read_text(encoding="utf-8"))
     report.absolute_paths = len(paths)
     report.problems += [f"names a path of the building machine: {p}" for p in paths[:5]]
