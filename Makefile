@@ -237,7 +237,7 @@ docs-check: docs $(DOCS_STAMP) ## every page in headless Chromium: images, links
 # Only what make builds here (never data, weights, results, caches, or the device check's
 # $(BUILD)/device_check.json, a measurement on a machine one may not have again).
 clean: ## remove executed notebooks, their HTML and the website (keeps data, weights, results and caches)
-	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/is_it_better $(BUILD)/nodata $(BUILD)/site $(BUILD)/site.src $(BUILD)/site.doctrees $(BUILD)/docs-check $(BUILD)/deps.mk
+	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/is_it_better $(BUILD)/nodata $(BUILD)/site $(BUILD)/site.src $(BUILD)/site.doctrees $(BUILD)/site.warnings $(BUILD)/docs-check $(BUILD)/deps.mk
 
 clean-venv: ## remove the virtual environment
 	rm -rf $(VENV)

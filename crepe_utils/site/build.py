@@ -137,15 +137,21 @@ SOURCE = ("Drawn by this notebook from the data files and results it read (the p
           "the page)")
 
 
+def figure_shows(meta: dict, notebook_label: str) -> str:
+    """What an image output shows, as Markdown (escaped: data): the ``caption`` the package's display helpers
+    write, else the ``alt`` text (the figure's title)."""
+    text = " ".join(str(meta.get("caption") or meta.get("alt") or "").split()) or f"A figure of {notebook_label}"
+    return escaping.markdown(text.rstrip("."))
+
+
 def figure_caption(meta: dict, notebook_label: str) -> tuple[str, str]:
     """(caption as Markdown, figure name) of an image output from the metadata the package's display helpers
-    write (``caption``, else ``alt``: what it shows; ``source``: where its numbers come from, else
-    :data:`SOURCE`; ``figure``: the file's name). The caption's text is data: escaped."""
-    text = " ".join(str(meta.get("caption") or meta.get("alt") or "").split()) or f"A figure of {notebook_label}"
+    write: what it shows (:func:`figure_shows`), where its numbers come from (``source``, else :data:`SOURCE`)
+    and its file (``figure``: the file's name). The caption's text is data: escaped."""
     source = " ".join(str(meta.get("source") or SOURCE).split())
     name = str(meta.get("figure") or "")
     where = f"figures/{name}.png" if name else "not saved: drawn for this page only"
-    return f"{escaping.markdown(text.rstrip('.'))}. {escaping.markdown(source)} ({escaping.markdown(where)}).", name
+    return f"{figure_shows(meta, notebook_label)}. {escaping.markdown(source)} ({escaping.markdown(where)}).", name
 
 
 def _image_meta(output: dict) -> dict | None:
@@ -159,7 +165,7 @@ _NOTEBOOK_LINK = re.compile(r"\]\(([\w-]+)\.ipynb(#[^)\s]*)?\)")
 
 
 def book_notebook(nb: dict, stem: str, label: str, head: str) -> tuple[dict, list[tuple[str, str]]]:
-    """An executed notebook as a page of the book, and the figures it shows ((name, caption) each).
+    """An executed notebook as a page of the book, and the figures it shows ((name, what it shows) each).
 
     Every code input is folded (``hide-input``); a link to a notebook in a Markdown output points at its page
     (MyST-NB resolves those of Markdown cells, not of outputs). Each figure output moves to a cell of its own (its input
@@ -204,7 +210,7 @@ def book_notebook(nb: dict, stem: str, label: str, head: str) -> tuple[dict, lis
                 alt = " ".join(str(meta.get("alt") or name or "figure").split())
                 new["metadata"]["mystnb"] = {"figure": {"caption": caption, "name": target},
                                              "image": {"alt": escaping.visible(alt)}}
-                shown.append((name, caption))
+                shown.append((name, figure_shows(meta, label)))
             cells.append(new)
     intro = {"cell_type": "markdown", "id": "crepe-provenance", "metadata": {}, "source": head}
     nb["cells"] = cells[:1] + [intro] + cells[1:]
@@ -253,13 +259,14 @@ def gallery_text(figures: list[Path], made_by: dict[str, tuple[str, str, str]]) 
     out = ["# Figures\n", "Every figure in `figures/`, as the notebooks last wrote it, with the page that draws it.\n"]
     for png in figures:
         stem, label, caption = made_by.get(png.stem, ("", "", ""))
-        where = (f"Drawn by [{escaping.markdown(label)}](notebooks/{stem}.ipynb)." if stem in dict(NOTEBOOKS)
+        where = (f"Drawn by [{escaping.markdown(label)}](notebooks/{stem}.ipynb), whose page lists the data it read."
+                 if stem in dict(NOTEBOOKS)
                  else f"Drawn by the toy world's run of [{escaping.markdown(label)}](notebooks/{stem[4:]}.ipynb), "
                       "which the book does not show." if stem
                  else "No executed notebook of this build shows it (`make all` redraws figures/ and build/).")
         files = " · ".join(f"{{download}}`{ext.upper()} <figures/{png.stem}.{ext}>`"
                            for ext in ("png", "svg") if png.with_suffix(f".{ext}").is_file())
-        text = caption or escaping.markdown(png.stem)
+        text = f"{caption}." if caption else escaping.markdown(png.stem)
         out.append(f"```{{figure}} figures/{png.name}\n:name: gallery-{png.stem.replace('_', '-')}\n"
                    f":alt: {escaping.visible(png.stem)}\n\n{text} {where} {files}\n```\n")
     return "\n".join(out)
@@ -306,8 +313,9 @@ def run_sphinx(src: Path, out: Path, doctrees: Path) -> None:
                      status=None, warning=warnings, freshenv=True, warningiserror=False)
         app.build()
     found = [line for line in warnings.getvalue().splitlines() if line.strip()]
-    if found:
-        raise SiteError(f"Sphinx warned {len(found)} times; first: {found[0]}")
+    if found:                                          # every warning kept beside the book's source
+        write_text(src.with_name(src.name + ".warnings"), "\n".join(found) + "\n")
+        raise SiteError(f"Sphinx warned {len(found)} times (all in {src.name}.warnings); first: {found[0]}")
 
 
 def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_dir: Path,
