@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EVIL = "caption_with_<b>bold</b>"
 #: A synthetic notebook that shows a figure of figures/ (the others show "f", which is not there).
 FIGURE = {"02_systematicity": "systematicity_delta"}
+#: A caption that starts with what MyST reads as a comment or a target: shown as text all the same.
+LEAD = {"03_productivity": "% kept (t)= "}
 #: The book's parts as issue 34 splits them: the teaching notebooks, the paper's, the reference pages.
 LEARN = ["00_how_compositionality_is_evaluated", "06_toy_world", "07_blind_baselines"]
 
@@ -35,13 +37,13 @@ def _png(colour) -> bytes:
     return buf.getvalue()
 
 
-def _executed_notebook(path: Path, title: str, png: bytes, name: str = "f") -> None:
+def _executed_notebook(path: Path, title: str, png: bytes, name: str = "f", lead: str = "") -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     figure = nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(png).decode(),
                                                           "text/plain": "<IPython.core.display.Image object>"},
                                     metadata={"image/png": {"figure": name, "alt": f"{title} figure",
-                                                            "caption": f"{title}: <script>x</script> *{EVIL}*"}})
+                                                            "caption": f"{lead}{title}: <script>x</script> *{EVIL}*"}})
     note = nbformat.v4.new_output("display_data", data={"text/markdown": "Before the figure.", "text/plain": ""})
     after = nbformat.v4.new_output("stream", name="stdout", text="After the figure.\n")
     nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nSome text.\n\n## Its figure\n\nMore text."),
@@ -62,7 +64,8 @@ def built_once(tmp_path_factory):
     pngs = {}
     for i, (stem, label) in enumerate(site_build.NOTEBOOKS):
         pngs[stem] = _png((40 * i, 200 - 30 * i, 90))
-        _executed_notebook(build_dir / f"{stem}.ipynb", f"{i + 1} · {label}", pngs[stem], FIGURE.get(stem, "f"))
+        _executed_notebook(build_dir / f"{stem}.ipynb", f"{i + 1} · {label}", pngs[stem], FIGURE.get(stem, "f"),
+                           LEAD.get(stem, ""))
     saved = os.environ.get("CREPE_DATA")
     os.environ["CREPE_DATA"] = str(folder / "data")
     try:
@@ -124,6 +127,7 @@ def test_a_notebook_page_shows_each_figure_numbered_with_its_caption_escaped(bui
         assert "&lt;script&gt;x&lt;/script&gt;" in figures[0] and "<script>x" not in page
         assert "*caption_with_&lt;b&gt;bold&lt;/b&gt;*" in figures[0] and "<b>bold" not in page
         assert f"(figures/{FIGURE.get(stem, 'f')}.png)" in figures[0]
+        assert re.search(r'<span class="caption-text">' + re.escape(LEAD.get(stem, "")) + r"\d+ · ", figures[0])
         src = re.search(r'<img[^>]*src="([^"]+)"', figures[0]).group(1)
         assert (site / "notebooks" / src).resolve().read_bytes() == pngs[stem]
         # the outputs around the figure keep their order: the Markdown before it, the stream after it

@@ -137,11 +137,16 @@ SOURCE = ("Drawn by this notebook from the data files and results it read (the p
           "the page)")
 
 
+#: What MyST reads at a paragraph's start beyond CommonMark: a comment (``%``), a target (``(name)=``), a block
+#: break (``+++``); a backslash before it keeps it text.
+_MYST_START = re.compile(r"^(?=[%(+])")
+
+
 def figure_shows(meta: dict, notebook_label: str) -> str:
     """What an image output shows, as Markdown (escaped: data): the ``caption`` the package's display helpers
     write, else the ``alt`` text (the figure's title)."""
     text = " ".join(str(meta.get("caption") or meta.get("alt") or "").split()) or f"A figure of {notebook_label}"
-    return escaping.markdown(text.rstrip("."))
+    return _MYST_START.sub("\\\\", escaping.markdown(text.rstrip(".")))
 
 
 def figure_caption(meta: dict, notebook_label: str) -> tuple[str, str]:
@@ -235,6 +240,17 @@ def claims_text(text: str, source: Path, tables_dir: Path) -> str:
     return re.sub(re.escape(CLAIMS_START) + ".*?" + re.escape(CLAIMS_END), lambda _: table, text, flags=re.S)
 
 
+def drawn_by(made: tuple[str, str, str] | None) -> str:
+    """Which page draws a figure, as Markdown: ``made`` is (the notebook's stem, or ``toy/<stem>`` for the toy
+    world's run of it, its label, what the figure shows), or None for a figure no executed notebook shows."""
+    if not made:
+        return "No executed notebook of this build shows it (`make all` redraws figures/ and build/)."
+    stem, label = made[0], escaping.markdown(made[1])
+    if stem.startswith("toy/"):
+        return f"Drawn by the toy world's run of [{label}](notebooks/{stem[4:]}.ipynb), which the book does not show."
+    return f"Drawn by [{label}](notebooks/{stem}.ipynb), whose page lists the data it read."
+
+
 _README_IMAGE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\(figures/(?P<name>[\w.-]+)\.png\)\s*$", re.M)
 
 
@@ -242,11 +258,9 @@ def index_text(readme: str, made_by: dict[str, tuple[str, str, str]] | None = No
     """The README with the book's parts as hidden tables of contents (the sidebar's navigation); each figure it
     shows on a line of its own a numbered figure, captioned with its text and the notebook that draws it."""
     def figure(m: re.Match) -> str:
-        stem, label, _ = (made_by or {}).get(m.group("name"), ("", "", ""))
-        where = (f"Drawn by [{escaping.markdown(label)}](notebooks/{stem}.ipynb), whose page names the data it read"
-                 if stem else "Drawn by a run of the notebooks")
+        where = drawn_by((made_by or {}).get(m.group("name")))
         return (f"```{{figure}} figures/{m.group('name')}.png\n:alt: {escaping.visible(m.group('alt'))}\n\n"
-                f"{escaping.markdown(m.group('alt'))}. {where} (figures/{m.group('name')}.png).\n```")
+                f"{escaping.markdown(m.group('alt'))}. {where} (figures/{m.group('name')}.png)\n```")
     tocs = [f"```{{toctree}}\n:caption: {caption}\n:hidden:\n\n" + "\n".join(docs) + "\n```\n"
             for caption, docs in parts(notebooks)]
     text = _README_IMAGE.sub(figure, rewrite_links(readme, {"figures": "gallery.md", "tables": "tables.md"}))
@@ -258,12 +272,7 @@ def gallery_text(figures: list[Path], made_by: dict[str, tuple[str, str, str]]) 
     to that notebook's page, and its files."""
     out = ["# Figures\n", "Every figure in `figures/`, as the notebooks last wrote it, with the page that draws it.\n"]
     for png in figures:
-        stem, label, caption = made_by.get(png.stem, ("", "", ""))
-        where = (f"Drawn by [{escaping.markdown(label)}](notebooks/{stem}.ipynb), whose page lists the data it read."
-                 if stem in dict(NOTEBOOKS)
-                 else f"Drawn by the toy world's run of [{escaping.markdown(label)}](notebooks/{stem[4:]}.ipynb), "
-                      "which the book does not show." if stem
-                 else "No executed notebook of this build shows it (`make all` redraws figures/ and build/).")
+        caption, where = (made_by.get(png.stem) or ("", "", ""))[2], drawn_by(made_by.get(png.stem))
         files = " · ".join(f"{{download}}`{ext.upper()} <figures/{png.stem}.{ext}>`"
                            for ext in ("png", "svg") if png.with_suffix(f".{ext}").is_file())
         text = f"{caption}." if caption else escaping.markdown(png.stem)
