@@ -301,7 +301,6 @@ def sphinx_config(title: str = "CREPE companion") -> dict:
         "myst_heading_anchors": 4, "myst_enable_extensions": [],
         "numfig": True, "numfig_format": {"figure": "Figure %s"},
         "exclude_patterns": ["figures/**", "tables/**", "notebooks/*.md"],
-        "suppress_warnings": ["myst.header"],
         "html_theme": "sphinx_book_theme", "html_static_path": [str(HERE / "static")],
         "html_css_files": ["crepe.css"], "html_copy_source": False, "html_show_sourcelink": False,
         "html_last_updated_fmt": None, "html_permalinks": True,
