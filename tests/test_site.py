@@ -280,7 +280,8 @@ def test_docs_check_passes_a_good_book_and_names_each_kind_of_breakage(built, ch
     _break(broken / "notebooks" / "05_winoground.html", "<style>details.hide > .cell_input, "
            "details.hide[open] { display: block !important; } details.hide::details-content "
            "{ content-visibility: visible !important; display: block !important; }</style>")
-    _break(broken / "notebooks" / "08_sugarcrepe.html", '<p>a caption <b onclick="x()">from data</b></p>')
+    _break(broken / "notebooks" / "08_sugarcrepe.html", '<p>a caption <b onclick="x()">from data</b></p>'
+           "<p>a caption &amp;lt;i&amp;gt; escaped twice</p>")
     (broken / "searchindex.js").write_text("Search.setIndex({})", encoding="utf-8")
     page = broken / "notebooks" / "06_toy_world.html"
     page.write_text(re.sub(r"<img [^>]*>", "", page.read_text(encoding="utf-8")), encoding="utf-8")
@@ -303,7 +304,8 @@ def test_docs_check_passes_a_good_book_and_names_each_kind_of_breakage(built, ch
     assert any("code inputs as it opens" in p for p in problems["notebooks/05_winoground.html"])
     assert "a notebook page without a figure" in problems["notebooks/06_toy_world.html"]
     assert problems["notebooks/08_sugarcrepe.html"] == [
-        'markup from a page\'s text became an element: <b onclick="x()">from data</b>']
+        'markup from a page\'s text became an element: <b onclick="x()">from data</b>',
+        "shows text escaped twice: '&gt;'", "shows text escaped twice: '&lt;'"]
     assert problems["notebooks/07_blind_baselines.ipynb"] == [
         "names a path of the building machine: /tmp/build/.07_blind_baselines.ipynb.x1y2.part.ipynb"]
     assert problems[search] == [f"searching for {site_check.SEARCH_TERM!r} finds nothing"]

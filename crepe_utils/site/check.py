@@ -10,7 +10,8 @@ each problem named by page) on
   that is not a numbered figure with a caption;
 * a table cell cut with "..." (pandas' display limits), or one that says NaN;
 * a prompt (``Out[3]:``), a log line (:data:`LOG_LINE`) or a stderr output shown on a page;
-* markup from data that became markup: a script, frame or event handler inside a page's article;
+* markup from data that became markup (a script, frame or event handler inside a page's article), or text
+  escaped twice (an entity such as ``&lt;`` shown as typed);
 * a search (the search page, offline) that finds nothing for :data:`SEARCH_TERM`;
 * an absolute path of a building machine (``/home/...``, ``/tmp/...``, this machine's project, data,
   home and temporary folders) in a page or in an executed notebook the site offers for download;
@@ -55,6 +56,8 @@ LOG_LINE = re.compile(r"^\s*(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::[\w
                       r"|.*\bcache (?:hit|miss|loaded|written|saved)\b|.*\(cached\b[^)]*\bkey [0-9a-f]{6,})", re.I | re.M)
 #: A Jupyter prompt in a page's text (``Out[3]:``, ``In [2]:``): the book shows no execution counts.
 PROMPT = re.compile(r"\b(?:Out|In ?)\[\d*\]:")
+#: An HTML entity shown to the reader as typed: a text escaped twice.
+DOUBLE_ESCAPED = re.compile(r"&(?:lt|gt|amp|quot|#\d+|#x[0-9a-fA-F]+);")
 #: What a table cell of missing values says when a notebook left pandas' default in.
 NAN_CELLS = ("NaN", "nan", "<NA>", "NaT")
 VIEWPORT = (1280, 900)
@@ -270,6 +273,8 @@ def _inspect(browser: Browser, site: Path, report: PageReport, info: dict) -> No
     report.problems += [f"shows {len(logs)} log lines, e.g. {logs[0]!r}"] if logs else []
     report.problems += [f"shows {info['stderr']} stderr outputs"] if info["stderr"] else []
     report.problems += [f"markup from a page's text became an element: {m}" for m in info["markup"][:5]]
+    twice = sorted(set(DOUBLE_ESCAPED.findall(info["article"])))
+    report.problems += [f"shows text escaped twice: {t!r}" for t in twice[:5]]
     if report.notebook:                                # a notebook is linked by its page, but for its own download
         own = Path(report.page).with_suffix(".ipynb").name
         report.problems += [f"links to a notebook's file, not its page: {h}" for h in info["links"]
