@@ -3,7 +3,7 @@
 #   make all     the released text data when missing, published numbers -> notebooks -> figures/ tables/,
 #                the toy world, then `make check`
 #   make test    the test suite (make test-quick: without the slow tests)
-#   make docs    the executed notebooks as a website that opens from disk (build/site/index.html)
+#   make docs    the executed notebooks as a book (Sphinx) that opens from disk (build/site/index.html)
 #   make docs-check  every page of it in headless Chromium; screenshots in build/docs-check
 #   make prose-check the notebooks' prose against their numbers, with the data and without any
 #
@@ -218,11 +218,8 @@ prose-check: all ## the notebooks' prose against their numbers, with the data an
 	PROSE_REQUIRE=1 PROSE_BUILDS="$(BUILD) $(NODATA)" $(VPY) -m pytest -q tests/test_prose.py
 
 # ---------------------------------------------------------------- the website
-docs: all ## the website: README, the executed notebooks, docs/ pages, figures, tables (build/site/index.html)
-	$(VPY) -m crepe_utils.site.build --build-dir $(BUILD) --out $(BUILD)/site --figures-dir $(FIGURES) \
-	    --tables-dir $(TABLES)
-
-# The check drives the system's Chromium (`apt-get install chromium`) with Playwright, the `docs` extra,
+# The book is built by Sphinx (MyST-NB, sphinx-book-theme) from the executed notebooks, never re-run; the check
+# drives the system's Chromium (`apt-get install chromium`) with Playwright. Both come with the `docs` extra,
 # installed here on first use (pinned by requirements.lock).
 DOCS_STAMP := $(VENV)/.crepe-docs-installed
 
@@ -230,14 +227,18 @@ $(DOCS_STAMP): pyproject.toml requirements.lock | $(VENV_STAMP)
 	$(VPY) -m pip install --quiet -c requirements.lock -e '.[docs]'
 	@touch $@
 
-docs-check: docs $(DOCS_STAMP) ## every page in headless Chromium: images, links, cut cells, paths, code folded; screenshots
+docs: all $(DOCS_STAMP) ## the book: README, executed notebooks, docs/ pages, figures, tables; searchable (build/site/index.html)
+	$(VPY) -m crepe_utils.site.build --build-dir $(BUILD) --out $(BUILD)/site --figures-dir $(FIGURES) \
+	    --tables-dir $(TABLES)
+
+docs-check: docs $(DOCS_STAMP) ## every page in headless Chromium: images, links, captions, search, prompts, NaN, logs; screenshots
 	$(VPY) -m crepe_utils.site.check $(BUILD)/site --screenshots $(BUILD)/docs-check
 
 # ---------------------------------------------------------------- housekeeping
 # Only what make builds here (never data, weights, results, caches, or the device check's
 # $(BUILD)/device_check.json, a measurement on a machine one may not have again).
 clean: ## remove executed notebooks, their HTML and the website (keeps data, weights, results and caches)
-	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/is_it_better $(BUILD)/nodata $(BUILD)/site $(BUILD)/docs-check $(BUILD)/deps.mk
+	rm -rf $(BUILD)/*.ipynb $(BUILD)/*.html $(BUILD)/toy $(BUILD)/is_it_better $(BUILD)/nodata $(BUILD)/site $(BUILD)/site.src $(BUILD)/site.doctrees $(BUILD)/site.warnings $(BUILD)/docs-check $(BUILD)/deps.mk
 
 clean-venv: ## remove the virtual environment
 	rm -rf $(VENV)

@@ -44,6 +44,17 @@ def test_in_a_kernel_the_saved_png_is_displayed_byte_for_byte_and_the_figure_clo
     assert not plt.fignum_exists(fig.number)          # no second rendering by an inline backend
 
 
+def test_a_figures_caption_and_source_travel_with_its_output_for_the_book(tmp_path, shown):
+    reporting.save_figure(_figure(), "curve", tmp_path, show=True, caption="What it shows",
+                          source="From the released CSVs")
+    assert {k: shown[0].metadata[k] for k in ("figure", "alt", "caption", "source")} == {
+        "figure": "curve", "alt": "Recall@1 by complexity", "caption": "What it shows",
+        "source": "From the released CSVs"}
+    shown.clear()
+    reporting.save_figure(_figure(), "plain", tmp_path, show=True)           # none given: none written
+    assert "caption" not in shown[0].metadata and "source" not in shown[0].metadata
+
+
 def test_svg_only_figures_display_the_svg(tmp_path, shown):
     fig = _figure()
     reporting.save_figure(fig, "curve", tmp_path, formats=("svg",), show=True)

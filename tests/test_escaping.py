@@ -1,9 +1,9 @@
 """Text from data shown as the characters it holds, wherever it lands (issue 32, item 7).
 
 Each escaper is checked through the thing that reads its output, never against its own output: the
-Markdown and HTML through a real renderer (mistune, as the site renders) and an HTML parser, whose text
-must equal the input with its invisible characters made visible and which must hold no element the text
-did not ask for; the LaTeX through a decoder written here from LaTeX's rules.
+Markdown and HTML through a real renderer (mistune, a CommonMark one, as the book's MyST-NB is) and an HTML
+parser, whose text must equal the input with its invisible characters made visible and which must hold no
+element the text did not ask for; the LaTeX through a decoder written here from LaTeX's rules.
 """
 from __future__ import annotations
 
@@ -191,13 +191,14 @@ def test_a_latex_table_prints_each_cell_and_header():
                                                                      for k, t in enumerate(HOSTILE[:6])]
 
 
-def test_the_sites_markdown_escapes_raw_html_and_drops_our_comments():
+def test_the_books_figure_caption_is_the_captions_text():
     from crepe_utils.site import build
-    out = build.markdown("A page <script>alert(1)</script> with <b>tags</b>.\n\n<!-- claims:start -->\n| a |\n|---|\n"
-                         "| 1 |\n<!-- claims:end -->\n")
-    reader = read_html(out)
-    assert "script" not in reader.tags and "b" not in reader.tags and "!--" not in reader.tags
-    assert "<script>alert(1)</script>" in "".join(reader.text) and "claims:start" not in out
+    caption, name = build.figure_caption({"caption": "A <script>alert(1)</script> with *b* and [l](x)",
+                                          "source": "from `data` <i>x</i>", "figure": "f"}, "Page")
+    reader = read_html(render(caption, escape=False))
+    assert {"script", "em", "a", "code", "i"}.isdisjoint(reader.tags) and name == "f"
+    assert "".join(reader.text).strip() == ("A <script>alert(1)</script> with *b* and [l](x). from `data` <i>x</i> "
+                                    "(figures/f.png).")
 
 
 def test_a_figure_shows_dollars_and_control_characters_as_text(tmp_path):
@@ -281,14 +282,16 @@ def test_a_hostile_caption_is_text_on_every_page_table_and_figure(tmp_path):
 
     pages = {p.relative_to(tmp_path).as_posix(): p.read_text(encoding="utf-8")
              for p in [*site.rglob("*.html"), *build.glob("*.html")]}
-    for name in ("site/00_how_compositionality_is_evaluated.html", "build/00_how_compositionality_is_evaluated.html",
-                 "site/08_sugarcrepe.html", "build/08_sugarcrepe.html", "site/tables/index.html", "site/claims.html"):
+    for name in ("site/notebooks/00_how_compositionality_is_evaluated.html",
+                 "build/00_how_compositionality_is_evaluated.html", "site/notebooks/08_sugarcrepe.html",
+                 "build/08_sugarcrepe.html", "site/tables.html", "site/docs/claims.html"):
         assert SHOWN_HTML in pages[name], name                      # shown, as text, where it lands
     for name, text in pages.items():
         assert "<script>alert" not in text and "\u202e" not in text, name
         assert 'href="javascript' not in text, name
-    assert "\\u202eevil" in pages["site/08_sugarcrepe.html"]             # the override is seen, not obeyed
-    assert "mathjax" not in pages["build/08_sugarcrepe.html"].lower()     # no $x$ typeset from a caption
+    assert "\\u202eevil" in pages["site/notebooks/08_sugarcrepe.html"]   # the override is seen, not obeyed
+    for name in ("build/08_sugarcrepe.html", "site/notebooks/08_sugarcrepe.html"):
+        assert "mathjax" not in pages[name].lower(), name                  # no $x$ typeset from a caption
 
     md = {p.name: p.read_text(encoding="utf-8") for p in tables.glob("*.md")}
     assert {"sugarcrepe_subsets.md", "checks.md"} <= set(md)

@@ -1,12 +1,14 @@
-"""The website (`make docs`) and its browser check (`make docs-check`).
+"""The book (`make docs`: Sphinx, MyST-NB, sphinx-book-theme) and its browser check (`make docs-check`).
 
-The site is built from synthetic executed notebooks (one figure each, made here) with the real
-README, docs/ pages, figures/ and tables/, so a link without a target on the site fails here.
+The book is built from synthetic executed notebooks (one figure each, made here, with a caption from data)
+with the real README, docs/ pages, figures/ and tables/, so a link without a target fails here.
 """
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
+import os
 import json
 import re
 import shutil
@@ -20,6 +22,13 @@ from crepe_utils.site import build as site_build
 from crepe_utils.site import check as site_check
 
 ROOT = Path(__file__).resolve().parent.parent
+EVIL = "caption_with_<b>bold</b>"
+#: A synthetic notebook that shows a figure of figures/ (the others show "f", which is not there).
+FIGURE = {"02_systematicity": "systematicity_delta"}
+#: A caption that starts with what MyST reads as a comment or a target: shown as text all the same.
+LEAD = {"03_productivity": "% kept (t)= "}
+#: The book's parts as issue 34 splits them: the teaching notebooks, the paper's, the reference pages.
+LEARN = ["00_how_compositionality_is_evaluated", "06_toy_world", "07_blind_baselines"]
 
 
 def _png(colour) -> bytes:
@@ -28,167 +37,188 @@ def _png(colour) -> bytes:
     return buf.getvalue()
 
 
-def _executed_notebook(path: Path, title: str, png: bytes) -> None:
+def _executed_notebook(path: Path, title: str, png: bytes, name: str = "f", lead: str = "") -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     figure = nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(png).decode(),
                                                           "text/plain": "<IPython.core.display.Image object>"},
-                                    metadata={"image/png": {"figure": "f", "alt": f"{title} figure"}})
-    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nSome text."),
-                nbformat.v4.new_code_cell("reporting.save_figure(fig, 'f', figures_dir)", outputs=[figure],
-                                          execution_count=1)]
+                                    metadata={"image/png": {"figure": name, "alt": f"{title} figure",
+                                                            "caption": f"{lead}{title}: <script>x</script> *{EVIL}*"}})
+    note = nbformat.v4.new_output("display_data", data={"text/markdown": "Before the figure.", "text/plain": ""})
+    after = nbformat.v4.new_output("stream", name="stdout", text="After the figure.\n")
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nSome text.\n\n## Its figure\n\nMore text."),
+                nbformat.v4.new_code_cell("reporting.save_figure(fig, 'f', figures_dir)",
+                                          outputs=[note, figure, after], execution_count=1)]
     nbformat.write(nb, path)
 
 
 @pytest.fixture(scope="module")
 def built_once(tmp_path_factory):
-    """(folder, {stem: png bytes}): ``folder/build`` holds synthetic executed notebooks, ``folder/site`` the site built
-    from them and the real README, figures and tables; built once for this file's tests."""
+    """(folder, {stem: png bytes}): ``folder/build`` holds synthetic executed notebooks, ``folder/site`` the book
+    built from them, the real README, figures and tables, and a data root holding one CREPE file; built once."""
     folder = tmp_path_factory.mktemp("site")
     build_dir = folder / "build"
     build_dir.mkdir()
+    (folder / "data" / "crepe").mkdir(parents=True)
+    (folder / "data" / "crepe" / "queries.csv").write_text("a,b\n1,2\n")
     pngs = {}
     for i, (stem, label) in enumerate(site_build.NOTEBOOKS):
         pngs[stem] = _png((40 * i, 200 - 30 * i, 90))
-        _executed_notebook(build_dir / f"{stem}.ipynb", f"{i + 1} · {label}", pngs[stem])
-    site_build.build(build_dir, folder / "site", ROOT / "README.md", ROOT / "figures", ROOT / "tables")
+        _executed_notebook(build_dir / f"{stem}.ipynb", f"{i + 1} · {label}", pngs[stem], FIGURE.get(stem, "f"),
+                           LEAD.get(stem, ""))
+    saved = os.environ.get("CREPE_DATA")
+    os.environ["CREPE_DATA"] = str(folder / "data")
+    try:
+        site_build.build(build_dir, folder / "site", ROOT / "README.md", ROOT / "figures", ROOT / "tables")
+    finally:
+        os.environ.pop("CREPE_DATA") if saved is None else os.environ.__setitem__("CREPE_DATA", saved)
     return folder, pngs
 
 
 @pytest.fixture
 def built(built_once, tmp_path):
-    """(site folder, {stem: png bytes}): a copy of the site built once, with its build folder, in this test's
-    ``tmp_path`` (a test may break or rebuild it)."""
+    """(site folder, {stem: png bytes}): a copy of the book built once, with its build folder, in this test's
+    ``tmp_path`` (a test may break it)."""
     folder, pngs = built_once
     for part in ("build", "site"):
         shutil.copytree(folder / part, tmp_path / part)
     return tmp_path / "site", pngs
 
 
-def _pages(site: Path) -> dict[str, str]:
-    return {p.relative_to(site).as_posix(): p.read_text(encoding="utf-8") for p in site.rglob("*.html")}
+def _read(site: Path, page: str) -> str:
+    return (site / page).read_text(encoding="utf-8")
 
 
-def test_the_site_has_every_page_in_paper_order(built):
+def _sidebar(page: str) -> list[tuple[str, list[str]]]:
+    """The sidebar's parts: (caption, [links]) in order."""
+    nav = page[page.index('bd-docs-nav'):]
+    nav = nav[:nav.index("</nav>")]
+    out = []
+    for caption, body in re.findall(r'<p aria-level="2" class="caption" role="heading">'
+                                    r'<span class="caption-text">\s*(.*?)\s*</span></p>\s*<ul[^>]*>(.*?)</ul>', nav, re.S):
+        out.append((caption, re.findall(r'href="([^"#]+)"', body)))
+    return out
+
+
+def test_the_book_has_every_page_in_three_parts(built):
     site, _ = built
-    pages = _pages(site)
-    expected = {"index.html", "figures/index.html", "tables/index.html"}
-    expected |= {f"{stem}.html" for stem, _ in site_build.NOTEBOOKS}
-    expected |= {f"{stem}.html" for stem, _ in site_build.DOCS}
-    assert set(pages) == expected
-    nav = re.findall(r'<nav class="site-nav">(.*?)</nav>', pages["index.html"], flags=re.S)[0]
-    order = re.findall(r'href="(\d\d_[a-z_]+)\.html"', nav)
-    assert order == sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))     # every notebook, by number
-    assert order[:3] == ["00_how_compositionality_is_evaluated", "01_benchmark_totals", "02_systematicity"]
+    for page in ["index.html", "gallery.html", "tables.html", "search.html",
+                 *(f"notebooks/{stem}.html" for stem, _ in site_build.NOTEBOOKS),
+                 *(f"docs/{p.stem}.html" for p in (ROOT / "docs").glob("*.md") if p.stem in site_build.DOCS)]:
+        assert (site / page).is_file(), page
+    assert {p.stem for p in (ROOT / "docs").glob("*.md")} >= set(site_build.DOCS)
+    parts = _sidebar(_read(site, "index.html"))
+    stems = [stem for stem, _ in site_build.NOTEBOOKS]
+    assert [caption for caption, _ in parts] == ["Learn", "Reproduce", "Reference"]
+    assert parts[0][1] == [f"notebooks/{s}.html" for s in LEARN]
+    assert parts[1][1] == [f"notebooks/{s}.html" for s in stems if s not in LEARN]
+    assert parts[2][1] == [f"docs/{d}.html" for d in site_build.DOCS] + ["gallery.html", "tables.html"]
+    page = _read(site, "notebooks/02_systematicity.html")                # previous / next, the page's contents
+    assert 'class="left-prev"' in page and 'class="right-next"' in page and 'class="page-toc' in page
 
 
-def test_notebook_pages_embed_their_figures_and_load_nothing_from_outside(built):
+def test_a_notebook_page_shows_each_figure_numbered_with_its_caption_escaped(built):
     site, pngs = built
-    pages = _pages(site)
-    for stem, png in pngs.items():
-        page = pages[f"{stem}.html"]
-        assert f'src="data:image/png;base64,{base64.b64encode(png).decode()}"' in page, stem
-        assert (site / "notebooks" / f"{stem}.ipynb").is_file()           # the download link's target
-    for name, text in pages.items():
-        assert "<script" not in text, f"{name} has a script"
-        assert not re.search(r'(src|href)="(https?:)?//[^"]*\.(js|css|woff2?|ttf)"', text), name
-        assert not re.search(r"@import|url\((?!data:)", text), f"{name} fetches a style sheet or font"
-
-
-def test_the_landing_page_is_the_readme_with_links_into_the_site(built):
-    site, _ = built
-    index = (site / "index.html").read_text(encoding="utf-8")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    first_heading = readme.splitlines()[0].lstrip("# ").strip()
-    assert f"<h1>{first_heading}</h1>" in index
-    assert 'href="02_systematicity.html"' in index and "notebooks/02_systematicity.ipynb" not in index
-    for src in re.findall(r'<img src="([^"]+)"', index):
-        assert (site / src).is_file(), src                                 # README figures are files of the site
-    claims = (site / "claims.html").read_text(encoding="utf-8")
-    detail_column = (ROOT / "tables" / "checks.md").read_text(encoding="utf-8").splitlines()[2].split("|")[6].strip()
-    assert "<th>detail</th>" in claims and detail_column in claims          # the full table, not README's copy
-    assert "make evaluate" in (site / "evaluating.html").read_text(encoding="utf-8")
-
-
-def test_every_page_of_docs_is_a_page_of_the_site_in_the_navigation(built):
-    site, _ = built
-    pages = _pages(site)
-    stems = {p.stem for p in (ROOT / "docs").glob("*.md")}
-    assert stems == {stem for stem, _ in site_build.DOCS}, "docs/*.md and site_build.DOCS must name the same pages"
-    nav = re.findall(r'<nav class="site-nav">(.*?)</nav>', pages["index.html"], flags=re.S)[0]
-    for stem in stems:
-        assert f'href="{stem}.html"' in nav, stem                         # docs-check visits what the nav links
-        assert f'href="docs/{stem}.md"' not in pages["index.html"]          # README's links point into the site
-    determinism = pages["determinism.html"]
-    assert "Same machine, same settings" in determinism and "ATEN_CPU_CAPABILITY" in determinism
-    assert "naive loop" in pages["performance.html"] and "QuickGELU" in pages["traps.html"]
-    assert "manifest.json" in pages["results.html"] and "crepe_utils.engine.core" in pages["package.html"]
-    claims = pages["claims.html"]
-    assert 'href="tables/checks.md"' not in claims and 'href="claims.html"' in claims   # ../tables/checks.md
-
-
-def test_a_docs_link_resolves_from_the_docs_folder():
-    targets = site_build.link_targets({"figures/a.png"})
-    body = '<a href="results.md#x">r</a><img src="../figures/a.png"><a href="../README.md">home</a>'
-    assert site_build.rewrite_links(body, targets, "docs/x.md", base="docs") == (
-        '<a href="results.html#x">r</a><img src="figures/a.png"><a href="index.html">home</a>')
-    with pytest.raises(site_build.SiteError, match=r"'figures/a\.png'"):
-        site_build.rewrite_links('<img src="figures/a.png">', targets, "docs/x.md", base="docs")
-
-
-def test_notebook_pages_fold_their_code_behind_switches_that_need_no_script(built):
-    site, _ = built
-    pages = _pages(site)
     for stem, _ in site_build.NOTEBOOKS:
-        page = pages[f"{stem}.html"]
-        body = page[page.index("<body"):]
-        # the page's switch precedes <main> (so that `#show-all-code:checked ~ main ...` reaches every cell)
-        assert body.index('id="show-all-code"') < body.index("<main>") and 'class="code-all"' in body
-        cells = re.findall(r'<div[^>]*class="jp-Cell jp-CodeCell.*?(?=<div class="jp-Cell-outputWrapper")', body, re.S)
-        assert cells, stem
-        for cell in cells:                 # each code cell: its checkbox, its label, then its input
-            m = re.search(r'<input (?=[^>]*type="checkbox")(?=[^>]*class="code-switch")[^>]*id="(code-\d+)"[^>]*>\s*'
-                          r'<label class="code-one" for="\1"></label>\s*<div class="jp-Cell-inputWrapper"', cell)
-            assert m, cell[:300]
-    css = site_build.css()
-    assert ".site-notebook .jp-CodeCell > .jp-Cell-inputWrapper { display: none; }" in css
-    assert "#show-all-code:checked ~ main .jp-CodeCell > .jp-Cell-inputWrapper" in css
+        page = _read(site, f"notebooks/{stem}.html")
+        figures = re.findall(r"<figure[^>]*>(.*?)</figure>", page, re.S)
+        assert len(figures) == 1, stem
+        assert re.search(r'<span class="caption-number">Figure \d+ </span>', figures[0])
+        assert "&lt;script&gt;x&lt;/script&gt;" in figures[0] and "<script>x" not in page
+        assert "*caption_with_&lt;b&gt;bold&lt;/b&gt;*" in figures[0] and "<b>bold" not in page
+        assert f"(figures/{FIGURE.get(stem, 'f')}.png)" in figures[0]
+        assert re.search(r'<span class="caption-text">' + re.escape(LEAD.get(stem, "")) + r"\d+ · ", figures[0])
+        src = re.search(r'<img[^>]*src="([^"]+)"', figures[0]).group(1)
+        assert (site / "notebooks" / src).resolve().read_bytes() == pngs[stem]
+        # the outputs around the figure keep their order: the Markdown before it, the stream after it
+        assert page.index("Before the figure.") < page.index("<figure") < page.index("After the figure.")
+        assert (site / "notebooks" / f"{stem}.ipynb").read_bytes() == (site.parent / "build" / f"{stem}.ipynb").read_bytes()
+        assert f'href="{stem}.ipynb"' in page                             # the download, beside the page
+        assert "http://" not in re.sub(r'href="http[^"]*"', "", page.split("<article")[1].split("</article>")[0])
+
+
+def test_code_inputs_are_folded_and_no_prompt_is_shown(built):
+    site, _ = built
+    for stem, _ in site_build.NOTEBOOKS:
+        page = _read(site, f"notebooks/{stem}.html")
+        assert page.count('<details class="admonition hide above-input">') == 1     # the one code cell
+        assert "Out[" not in page and "In [" not in page
+
+
+def test_each_page_says_its_provenance(built):
+    site, _ = built
+    digest = hashlib.sha256(b"a,b\n1,2\n").hexdigest()
+    crepe = _read(site, "notebooks/02_systematicity.html")
+    assert re.search(r"Built from commit <code>[^<]+</code> on \d{4}-\d\d-\d\d \d\d:\d\d UTC · 1 data files read", crepe)
+    assert f"<code>crepe/queries.csv</code> <code>{digest}</code>" in crepe
+    assert "no data files" in _read(site, "notebooks/05_winoground.html")     # Winoground's folder is absent
+    for page in ("index.html", "docs/claims.html", "gallery.html", "tables.html"):
+        assert re.search(r"Built from commit .* · no data files\.", _read(site, page)), page
+
+
+def test_the_landing_page_the_claims_and_the_gallery(built):
+    site, _ = built
+    index = _read(site, "index.html")
+    for figure in re.findall(r"<figure[^>]*>(.*?)</figure>", index, re.S):    # README figures, captioned
+        assert '<span class="caption-number">' in figure
+    assert len(re.findall(r"<figure", index)) >= 4
+    assert 'href="docs/evaluating.html"' in index and 'href="notebooks/03_productivity.html"' in index
+    claims = _read(site, "docs/claims.html")
+    rows = [l for l in (ROOT / "tables" / "checks.md").read_text(encoding="utf-8").splitlines() if l.startswith("|")]
+    assert claims.count("<tr") >= len(rows) - 1                              # the full checks table
+    statuses = [l.split("|")[5].strip() for l in rows[2:]]
+    assert claims.count('<span class="mark mark-') == len(statuses)            # a badge per status
+    assert claims.count('<span class="mark mark-pass"') == statuses.count("pass")
+    gallery = _read(site, "gallery.html")
+    assert len(re.findall(r"<figure", gallery)) == len(list((ROOT / "figures").glob("*.png")))
+    made = re.search(r'<figure[^>]*id="gallery-systematicity-delta".*?</figure>', gallery, re.S).group(0)
+    assert 'Drawn by <a class="reference internal" href="notebooks/02_systematicity.html"' in made
+    assert "&lt;script&gt;x&lt;/script&gt;" in made                     # the notebook's caption, escaped
+    other = re.search(r'<figure[^>]*id="gallery-productivity-endpoints".*?</figure>', gallery, re.S).group(0)
+    assert "No executed notebook of this build shows it" in other
+
+
+def test_status_words_get_their_badge():
+    assert site_build.status_badges("<td><p>pass</p></td><td><p>a pass</p></td><td><p>holds in part</p></td>") == (
+        '<td><p><span class="mark mark-pass" role="img" aria-label="pass"></span>pass</p></td><td><p>a pass</p></td>'
+        '<td><p><span class="mark mark-part" role="img" aria-label="part"></span>holds in part</p></td>')
 
 
 def test_status_marks_are_drawn_by_the_style_and_tags_are_left_alone():
     marked = site_build.plain_marks('<td title="\u2705 pass">\u2705 pass</td><td>\u26a0\ufe0f paper</td>'
-                                    '<td>\u274c x</td>')
-    badge = '<span class="mark mark-{}" role="img" aria-label="{}"></span>'.format
-    assert marked == (f'<td title="\u2705 pass">{badge("pass", "pass")} pass</td>'
-                      f'<td>{badge("warn", "warn")} paper</td><td>{badge("fail", "fail")} x</td>')
-    css = site_build.css()
-    assert all(f".mark-{kind} " in css or f".mark-{kind}::" in css for kind in ("pass", "fail", "warn"))
+                                    '<td>\u274c fail</td>')
+    assert marked == ('<td title="\u2705 pass"><span class="mark mark-pass" role="img" aria-label="pass"></span> pass'
+                      '</td><td><span class="mark mark-warn" role="img" aria-label="warn"></span> paper</td>'
+                      '<td><span class="mark mark-fail" role="img" aria-label="fail"></span> fail</td>')
+    css = (Path(site_build.__file__).parent / "static" / "crepe.css").read_text(encoding="utf-8")
+    assert ".mark-pass" in css and ".mark-fail" in css and ".mark-warn" in css
 
 
-def _rebuilt(tmp_path, stem: str, cells) -> Path:
-    """The `built` fixture's site rebuilt with notebook ``stem`` holding ``cells``."""
-    build_dir = tmp_path / "build"
-    nb = nbformat.read(build_dir / f"{stem}.ipynb", as_version=4)
-    nb.cells += cells
-    nbformat.write(nb, build_dir / f"{stem}.ipynb")
-    site = tmp_path / "site-rebuilt"
-    site_build.build(build_dir, site, ROOT / "README.md", ROOT / "figures", ROOT / "tables")
-    return site
+def test_a_notebooks_figure_outputs_become_cells_of_their_own_in_order():
+    img = {"output_type": "display_data", "data": {"image/png": "AAAA"}, "metadata": {"image/png": {"alt": "A"}}}
+    text = lambda t: {"output_type": "stream", "name": "stdout", "text": t}
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# T"},
+                    {"cell_type": "code", "id": "c", "metadata": {"tags": ["parameters"]}, "source": "x",
+                     "outputs": [text("1"), img, text("2"), img]}], "metadata": {}}
+    out, shown = site_build.book_notebook(nb, "s", "S", "PROVENANCE")
+    cells = out["cells"]
+    assert [c.get("source") for c in cells[:2]] == ["# T", "PROVENANCE"]
+    assert cells[2]["metadata"]["tags"] == ["parameters", "hide-input"] and cells[2]["outputs"] == [text("1")]
+    assert [c["outputs"] for c in cells[3:]] == [[img], [text("2")], [img]]
+    assert all(c["metadata"]["tags"] == ["remove-input"] for c in cells[3:])
+    assert cells[3]["metadata"]["mystnb"]["figure"]["name"] != cells[5]["metadata"]["mystnb"]["figure"]["name"]
+    assert "mystnb" not in cells[4]["metadata"] and len(shown) == 2
+    assert cells[3]["metadata"]["mystnb"]["figure"]["caption"].startswith("A. Drawn by this notebook")
+    assert nb["cells"][1]["outputs"][1] is img                                  # the input is left as it was
 
 
-def test_a_notebooks_links_and_marks_point_into_the_site(built, tmp_path):
-    checks = nbformat.v4.new_output("execute_result", data={
-        "text/html": "<table><tr><td>a claim</td><td>\u2705 pass</td></tr></table>", "text/plain": "t"},
-        execution_count=2)
-    site = _rebuilt(tmp_path, "00_how_compositionality_is_evaluated", [
-        nbformat.v4.new_markdown_cell("Next: [productivity](03_productivity.ipynb), [traps](../docs/traps.md#x)."),
-        nbformat.v4.new_code_cell("checks", outputs=[checks], execution_count=2)])
-    page = (site / "00_how_compositionality_is_evaluated.html").read_text(encoding="utf-8")
-    assert 'href="03_productivity.html"' in page and 'href="traps.html#x"' in page
-    assert "\u2705" not in page and '<span class="mark mark-pass"' in page
-    assert 'href="index.html"' in page and 'href="notebooks/00_how_compositionality_is_evaluated.ipynb"' in page
-    with pytest.raises(site_build.SiteError, match=r"'nowhere\.ipynb'"):
-        _rebuilt(tmp_path, "01_benchmark_totals", [nbformat.v4.new_markdown_cell("[x](nowhere.ipynb)")])
+def test_a_link_to_a_notebook_in_a_markdown_output_points_at_its_page():
+    md = {"output_type": "display_data", "metadata": {},
+          "data": {"text/markdown": ["See [03](03_productivity.ipynb#ties) and [x](other.ipynb).", ""]}}
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": "x", "outputs": [md]}], "metadata": {}}
+    out, _ = site_build.book_notebook(nb, "s", "S", "")
+    assert out["cells"][0]["outputs"][0]["data"]["text/markdown"] == (
+        "See [03](03_productivity.html#ties) and [x](other.ipynb).")
 
 
 def test_a_missing_executed_notebook_is_a_clear_error(tmp_path):
@@ -200,18 +230,14 @@ def test_a_link_without_a_target_stops_the_build(tmp_path, built):
     site, _ = built
     readme = tmp_path / "README.md"
     readme.write_text((ROOT / "README.md").read_text(encoding="utf-8") + "\nSee [the notes](docs/notes.md).\n")
-    build_dir = tmp_path / "build"
-    with pytest.raises(site_build.SiteError, match=r"README\.md.*'docs/notes\.md'"):
-        site_build.build(build_dir, tmp_path / "site2", readme, ROOT / "figures", ROOT / "tables", ROOT / "docs")
-    docs = tmp_path / "docs"
-    shutil.copytree(ROOT / "docs", docs)
-    (docs / "traps.md").write_text("# Traps\n\nSee [the notes](notes.md).\n")      # a page's link, from docs/
-    with pytest.raises(site_build.SiteError, match=r"traps\.md.*'notes\.md'"):
-        site_build.build(build_dir, tmp_path / "site3", ROOT / "README.md", ROOT / "figures", ROOT / "tables", docs)
+    with pytest.raises(site_build.SiteError, match=r"Sphinx warned .*notes"):
+        site_build.build(site.parent / "build", tmp_path / "site2", readme, ROOT / "figures", ROOT / "tables",
+                         ROOT / "docs")
 
 
 def _break(page: Path, html: str) -> None:
-    page.write_text(page.read_text(encoding="utf-8").replace("</main>", html + "</main>"), encoding="utf-8")
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace("</article>", html + "</article>", 1), encoding="utf-8")
 
 
 @pytest.fixture
@@ -228,53 +254,63 @@ def _problems(reports) -> dict[str, list[str]]:
 
 
 @pytest.mark.slow
-def test_docs_check_passes_a_good_site_and_names_each_kind_of_breakage(built, chromium, tmp_path):
+def test_docs_check_passes_a_good_book_and_names_each_kind_of_breakage(built, chromium, tmp_path):
     site, _ = built
     reports = site_check.check_site(site, chromium, tmp_path / "shots")
     assert _problems(reports) == {}
     by_page = {r.page: r for r in reports}
-    assert by_page["02_systematicity.html"].loaded == 1
+    assert by_page["notebooks/02_systematicity.html"].loaded == 1
     assert by_page["index.html"].loaded == by_page["index.html"].images >= 4     # README's figures
-    for shot in ("index.png", "00_how_compositionality_is_evaluated.png", "02_systematicity.png", "claims.png"):
+    for shot in ("index.png", "notebooks_02_systematicity.png", "docs_claims.png", "gallery.png"):
         with Image.open(tmp_path / "shots" / shot) as img:
             assert img.width == site_check.VIEWPORT[0] and img.height >= site_check.VIEWPORT[1]
 
     broken = tmp_path / "broken"
     shutil.copytree(site, broken)
-    (broken / "figures" / "systematicity_delta.png").unlink()                  # a README figure goes missing
-    page = broken / "03_productivity.html"
-    text = page.read_text(encoding="utf-8")
-    text = re.sub(r'src="data:image/png;base64,[^"]+"', 'src="data:image/png;base64,AAAA"', text)   # a figure breaks
-    text = text.replace("</main>", '<a href="04_missing.html">next</a><a href="claims.html#nowhere">x</a>'
-                                   '<script src="https://cdn.example.org/lib.js"></script></main>')
-    page.write_text(text, encoding="utf-8")
-    _break(broken / "04_imagenet_correlation.html",
-           "<table><tr><td>Largest drop is 12.57 points (the abstra...</td></tr></table>"
-           "<p>read from /home/someone/data/crepe</p><p>\u2705 pass</p>")
-    _break(broken / "05_winoground.html",
-           "<style>.site-notebook .jp-CodeCell > .jp-Cell-inputWrapper { display: flex; }</style>")
-    page = broken / "06_toy_world.html"
-    page.write_text(re.sub(r"<img [^>]*>", "", page.read_text(encoding="utf-8")),
-                    encoding="utf-8")
+    for png in (broken / "_images").glob("systematicity_delta*.png"):
+        png.unlink()                                                            # a README figure goes missing
+    _break(broken / "notebooks" / "03_productivity.html",
+           '<a href="04_missing.html">next</a><a href="../docs/claims.html#nowhere">x</a><a href="02_systematicity.ipynb">y</a>'
+           '<script src="https://cdn.example.org/lib.js"></script>')
+    _break(broken / "notebooks" / "04_imagenet_correlation.html",
+           "<table><tr><td>Largest drop is 12.57 points (the abstra...</td><td>NaN</td></tr></table>"
+           "<p>read from /home/someone/data/crepe</p><p>\u2705 pass</p><p>Out[3]: 5</p><p>an Out[ prompt</p>"
+           '<div class="cell_output"><pre>INFO:crepe_utils.cache: loaded 3 files</pre></div>'
+           '<img src="../_images/x.png" alt="loose">')
+    _break(broken / "notebooks" / "05_winoground.html", "<style>details.hide > .cell_input, "
+           "details.hide[open] { display: block !important; } details.hide::details-content "
+           "{ content-visibility: visible !important; display: block !important; }</style>")
+    _break(broken / "notebooks" / "08_sugarcrepe.html", '<p>a caption <b onclick="x()">from data</b></p>'
+           "<p>a caption &amp;lt;i&amp;gt; escaped twice</p>")
+    (broken / "searchindex.js").write_text("Search.setIndex({})", encoding="utf-8")
+    page = broken / "notebooks" / "06_toy_world.html"
+    page.write_text(re.sub(r"<img [^>]*>", "", page.read_text(encoding="utf-8")), encoding="utf-8")
     executed = broken / "notebooks" / "07_blind_baselines.ipynb"
     nb = json.loads(executed.read_text(encoding="utf-8"))
     nb["metadata"]["papermill"] = {"output_path": "/tmp/build/.07_blind_baselines.ipynb.x1y2.part.ipynb"}
     executed.write_text(json.dumps(nb), encoding="utf-8")
     reports = site_check.check_site(broken, chromium)
     problems = _problems(reports)
-    assert set(problems) == {"index.html", "figures/index.html", "03_productivity.html", "04_imagenet_correlation.html",
-                             "05_winoground.html", "06_toy_world.html", "notebooks/07_blind_baselines.ipynb"}
-    corr = "\n".join(problems["04_imagenet_correlation.html"])
-    assert "a table cell cut with '...'" in corr and "names a path of the building machine: /home/someone" in corr
-    assert "shows '\u2705' (U+2705)" in corr
-    assert problems["05_winoground.html"] == ["shows 1 of 1 code inputs as it opens (code is folded away by default)"]
-    assert "a notebook page without a figure" in problems["06_toy_world.html"]
+    search = f"search.html (a search for {site_check.SEARCH_TERM!r})"
+    assert set(problems) == {"index.html", "gallery.html", "notebooks/03_productivity.html", "notebooks/04_imagenet_correlation.html",
+                             "notebooks/05_winoground.html", "notebooks/06_toy_world.html",
+                             "notebooks/08_sugarcrepe.html", "notebooks/07_blind_baselines.ipynb", search}, problems
+    corr = "\n".join(problems["notebooks/04_imagenet_correlation.html"])
+    for found in ("a table cell cut with '...'", "names a path of the building machine: /home/someone",
+                  "shows '\u2705' (U+2705)", "1 table cells say 'NaN'", "shows 1 prompts such as 'Out[3]:'",
+                  "shows 1 log lines, e.g. 'INFO:crepe_utils.cache:'",
+                  "an image outside a numbered figure with a caption: ../_images/x.png"):
+        assert found in corr, found
+    assert any("code inputs as it opens" in p for p in problems["notebooks/05_winoground.html"])
+    assert "a notebook page without a figure" in problems["notebooks/06_toy_world.html"]
+    assert problems["notebooks/08_sugarcrepe.html"] == [
+        'markup from a page\'s text became an element: <b onclick="x()">from data</b>',
+        "shows text escaped twice: '&gt;'", "shows text escaped twice: '&lt;'"]
     assert problems["notebooks/07_blind_baselines.ipynb"] == [
         "names a path of the building machine: /tmp/build/.07_blind_baselines.ipynb.x1y2.part.ipynb"]
-    assert site_check.totals(reports) == {"cut cells": 1, "absolute paths": 2, "pages showing code": 1,
-                                          "notebook pages without a figure": 2}       # 03's broke, 06's went
-    assert any("image does not load" in p and "systematicity_delta.png" in p for p in problems["index.html"])
-    prod = "\n".join(problems["03_productivity.html"])
-    assert "image does not load" in prod and "shows 0 figures; its executed notebook holds 1" in prod
-    assert "broken link: 04_missing.html" in prod and "broken anchor: claims.html#nowhere" in prod
+    assert problems[search] == [f"searching for {site_check.SEARCH_TERM!r} finds nothing"]
+    assert any("image does not load" in p and "systematicity_delta" in p for p in problems["index.html"])
+    prod = "\n".join(problems["notebooks/03_productivity.html"])
+    assert "broken link: 04_missing.html" in prod and "broken anchor: ../docs/claims.html#nowhere" in prod
     assert "requests something outside the site: https://cdn.example.org/lib.js" in prod
+    assert "links to a notebook's file, not its page: 02_systematicity.ipynb" in prod

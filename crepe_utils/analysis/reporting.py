@@ -97,9 +97,9 @@ class Outputs:
         write_table(df, self.name(stem), self.tables_dir, float_format=float_format, caption=caption)
         return df
 
-    def figure(self, fig, stem: str) -> None:
-        """Write ``fig`` (:func:`save_figure`), shown inline in a kernel."""
-        save_figure(fig, self.name(stem), self.figures_dir)
+    def figure(self, fig, stem: str, caption: str | None = None, source: str | None = None) -> None:
+        """Write ``fig`` (:func:`save_figure`), shown inline in a kernel with ``caption`` and ``source``."""
+        save_figure(fig, self.name(stem), self.figures_dir, caption=caption, source=source)
 
     def example(self, stem: str, note: str) -> bool:
         """Show another run's figure ``<figures_dir>/<stem>.png`` under ``note`` (:func:`show_example`)."""
@@ -122,11 +122,14 @@ def _figure_title(fig, fallback: str) -> str:
 
 
 def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", "svg"),
-                show: bool | None = None) -> list[Path]:
+                show: bool | None = None, caption: str | None = None, source: str | None = None) -> list[Path]:
     """Write ``fig`` as ``<figures_dir>/<name>.<fmt>`` for each format, atomically and deterministically.
 
     ``show`` (default: inside a notebook kernel) displays the file just written, byte for byte, as
-    the cell's output, then closes ``fig`` so that no backend shows a second, different rendering.
+    the cell's output, then closes ``fig`` so that no backend shows a second, different rendering. The output's
+    metadata names the figure and carries its caption for the book (``make docs``: a numbered figure): what it
+    shows (``caption``, default: its title) and where its numbers come from (``source``, default: the book
+    says the notebook's data and results, listed in the page's provenance).
     """
     out = []
     for fmt in formats:
@@ -136,7 +139,7 @@ def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", 
             render_figure(fig, tmp, format=fmt, metadata=metadata)
         out.append(path)
     if show if show is not None else in_notebook_kernel():
-        _display_saved(fig, name, out)
+        _display_saved(fig, name, out, caption, source)
     return out
 
 
@@ -149,17 +152,20 @@ def show_example(figures_dir: str | os.PathLike, name: str, note: str) -> bool:
     if not png.is_file():
         return False
     display(Markdown(note))
-    display(Image(data=png.read_bytes(), format="png", metadata={"figure": name, "alt": note}, alt=note))
+    shown = {"figure": name, "alt": note, "source": "Drawn by another run of this notebook, as the note above says"}
+    display(Image(data=png.read_bytes(), format="png", metadata=shown, alt=note))
     return True
 
 
-def _display_saved(fig, name: str, written: list[Path]) -> None:
+def _display_saved(fig, name: str, written: list[Path], caption: str | None = None,
+                   source: str | None = None) -> None:
     import matplotlib.pyplot as plt
     from IPython.display import SVG, Image, display
 
     png = next((p for p in written if p.suffix == ".png"), None)
     svg = next((p for p in written if p.suffix == ".svg"), None)
     shown = {"figure": name, "alt": _figure_title(fig, name)}
+    shown.update({k: v for k, v in (("caption", caption), ("source", source)) if v})
     if png is not None:
         display(Image(data=png.read_bytes(), format="png", metadata=shown, alt=shown["alt"]))
     elif svg is not None:

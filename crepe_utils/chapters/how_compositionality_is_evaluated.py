@@ -457,7 +457,8 @@ def show_figure(fig, alt: str) -> None:
     buffer = io.BytesIO()
     reporting.render_figure(fig, buffer, format="png", metadata={"Software": None})
     plt.close(fig)
-    display(Image(data=buffer.getvalue(), format="png", metadata={"alt": alt}, alt=alt))
+    shown = {"alt": alt, "source": "Scored in this run from the captions given above"}   # the book's caption
+    display(Image(data=buffer.getvalue(), format="png", metadata=shown, alt=alt))
 
 
 def reader_figure(table: pd.DataFrame, picture: Path | None, title: str):

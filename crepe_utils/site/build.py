@@ -1,92 +1,70 @@
-"""``make docs``: the companion as a static website, built from the executed notebooks.
+"""``make docs``: the companion as a book, built by Sphinx with MyST-NB and sphinx-book-theme.
 
-``python -m crepe_utils.site.build --build-dir build --out build/site``. Pages: the README (the
-landing page), every notebook of ``notebooks/`` in file-name order, the Markdown pages of
-``docs/`` (the claims page with the full checks table), and every figure and table. The site opens
-from disk (``file://``): links are relative, images are files of the site or embedded in the page,
-and no page loads a script, font or style sheet from anywhere. A link that would have no target on
-the site stops the build.
+``python -m crepe_utils.site.build --build-dir build --out build/site``. This module only lays out the
+book's source folder (``<out>.src``) and runs Sphinx on it; Sphinx does the pages, navigation, search,
+previous/next links and the in-page contents. The source folder holds
 
-What a reader sees, on any machine and in any browser, without a script:
+* ``index.md``: the README (the landing page) with the book's three parts as hidden tables of contents:
+  Learn (the teaching notebooks), Reproduce (the paper's notebooks), Reference (docs/ pages, figures, tables);
+* ``notebooks/<stem>.ipynb``: each executed notebook of the build folder, never run again
+  (``nb_execution_mode = "off"``), with every code input folded (``hide-input``), every figure output a
+  numbered figure whose caption the package wrote (:func:`book_notebook`), and a provenance line;
+* ``docs/<stem>.md``: the pages of docs/ (the claims page with the full checks table of ``tables/checks.md``);
+* ``gallery.md`` and ``tables.md``: every figure, linked to the notebook that drew it, and every table.
 
-* a notebook page shows its prose, outputs and figures; each code input is folded away behind a
-  "show code" switch, and one switch at the top of the page shows them all (CSS only: a checkbox
-  and its label);
-* a table cell is never cut: the executed notebooks hold whole tables (the runner's kernel setup)
-  and the style wraps long cells;
-* the status marks of the claims tables (the emoji ✅, ❌, ⚠️) are drawn by the style sheet as
-  coloured badges beside their word, so they need no emoji font (:func:`plain_marks`).
+Each page ends or starts with its provenance: the commit, the build date and the SHA-256 of the data files
+its notebook read. The executed notebook of each page is offered for download beside it. The book opens
+from disk: the theme's assets are files of the site and no page loads anything from elsewhere (MathJax is
+not used). Warnings stop the build (a link or reference without a target among them).
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import html
-import posixpath
+import io
+import json
 import re
 import shutil
+import subprocess
 import sys
-from dataclasses import dataclass
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import escaping
+from .. import benchmarks, escaping
 from ..atomic import write_text
-from ..errors import CrepeError, error_line
-from ..paths import PROJECT_ROOT
 from ..chapters.pages import notebook_pages
+from ..digests import sha256_file
+from ..errors import CrepeError, error_line
+from ..paths import PROJECT_ROOT, dataset_dir
 
 HERE = Path(__file__).resolve().parent
-TEMPLATES = HERE / "templates"
 
-
-@dataclass(frozen=True)
-class Page:
-    file: str       # name in the site folder
-    title: str      # navigation label
-
-
-#: The Markdown pages of docs/, in navigation order: (stem, navigation label); docs/<stem>.md -> <stem>.html.
-DOCS = (("evaluating", "Evaluating"), ("comparing", "Comparing models"), ("results", "Results format"),
-        ("claims", "Claims"), ("traps", "Traps"), ("determinism", "Determinism"), ("performance", "Performance"),
-        ("package", "The package"), ("security", "Security"), ("development", "Development"))
-HOME = Page("index.html", "CREPE companion")
-CLAIMS = Page("claims.html", "Claims")
-FIGURES = Page("figures/index.html", "Figures")
-TABLES = Page("tables/index.html", "Tables")
+#: The Markdown pages of docs/, in the Reference part's order.
+DOCS = ("evaluating", "comparing", "results", "claims", "traps", "determinism", "performance", "package",
+        "security", "development")
+#: The notebooks that teach (the Learn part); every other notebook reproduces the paper (the Reproduce part).
+LEARN = ("00_how_compositionality_is_evaluated", "06_toy_world", "07_blind_baselines")
 CLAIMS_START, CLAIMS_END = "<!-- claims:start -->", "<!-- claims:end -->"
+#: The notebooks in file-name order: (stem, navigation label).
+NOTEBOOKS = tuple((p.stem, p.label) for p in notebook_pages())
+IMAGE_TYPES = ("image/png", "image/svg+xml", "image/jpeg")
 
 
 class SiteError(CrepeError):
-    """The site cannot be built as asked (a missing executed notebook, a link with no target)."""
+    """The site cannot be built as asked (a missing executed notebook or page, a warning of Sphinx)."""
 
 
-#: The notebooks, the teaching one first, then the paper's in order: (stem, navigation label).
-NOTEBOOKS = tuple((p.stem, p.label) for p in notebook_pages())
-NAV = (HOME, *(Page(f"{stem}.html", label) for stem, label in NOTEBOOKS),
-       *(Page(f"{stem}.html", label) for stem, label in DOCS), FIGURES, TABLES)
+def parts(notebooks=NOTEBOOKS) -> list[tuple[str, list[str]]]:
+    """The book's parts: (caption, [document names]) in navigation order."""
+    stems = [stem for stem, _ in notebooks]
+    return [("Learn", [f"notebooks/{s}" for s in LEARN if s in stems]),
+            ("Reproduce", [f"notebooks/{s}" for s in stems if s not in LEARN]),
+            ("Reference", [f"docs/{d}" for d in DOCS] + ["gallery", "tables"])]
 
 
-def css() -> str:
-    return (HERE / "style.css").read_text(encoding="utf-8")
-
-
-def nav(current: Page, prefix: str = "") -> str:
-    """The navigation bar; ``prefix`` leads from a page in a subfolder back to the site's root."""
-    links = []
-    for p in NAV:
-        mark = ' class="current"' if p == current else ""
-        links.append(f'<a href="{prefix}{p.file}"{mark}>{html.escape(p.title)}</a>')
-    return '<nav class="site-nav">' + "".join(links) + "</nav>"
-
-
-def page(title: str, body: str, current: Page, prefix: str = "") -> str:
-    """A complete, self-contained page: the site's style inline, no script."""
-    return plain_marks(
-        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{html.escape(title)} · CREPE companion</title>\n<style>\n{css()}</style>\n</head>\n<body>\n"
-        f'{nav(current, prefix)}\n<article class="page">\n{body}\n</article>\n</body>\n</html>\n')
-
-
+# ---------------------------------------------------------------- status marks
 #: The status marks written as emoji (claims tables, README) and the badge the style draws for each.
 MARKS = {"\u2705": "pass", "\u274c": "fail", "\u26a0\ufe0f": "warn", "\u26a0": "warn"}
 _MARK = re.compile("|".join(map(re.escape, sorted(MARKS, key=len, reverse=True))))
@@ -99,129 +77,260 @@ def plain_marks(page_html: str) -> str:
     def badge(m: re.Match) -> str:
         kind = MARKS[m.group(0)]
         return f'<span class="mark mark-{kind}" role="img" aria-label="{kind}"></span>'
-    parts = _TAG_OR_TEXT.split(page_html)
-    return "".join(part if i % 2 else _MARK.sub(badge, part) for i, part in enumerate(parts))
+    parts_ = _TAG_OR_TEXT.split(page_html)
+    return "".join(part if i % 2 else _MARK.sub(badge, part) for i, part in enumerate(parts_))
 
 
-_COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
+#: The claims' statuses (crepe_utils.claims.base) and the badge each table cell of them gets.
+STATUS_BADGES = {"pass": "pass", "fail": "fail", "paper inconsistency": "warn", "holds in part": "part",
+                 "needs data": "needs"}
+_STATUS_CELL = re.compile(r"<td><p>(" + "|".join(map(re.escape, STATUS_BADGES)) + r")</p></td>")
 
 
-def markdown(text: str) -> str:
-    """GitHub-flavoured Markdown (tables, strikethrough, bare URLs) to HTML, with raw HTML escaped: a page
-    shows what its text says and never runs it. Our pages' HTML comments (the markers between which
-    generated blocks are kept) are dropped first."""
-    import mistune
-    render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough", "url"])
-    return render(_COMMENT.sub("", text))
+def status_badges(page_html: str) -> str:
+    """Each table cell that holds only a claim's status (the checks table) with its badge before the word."""
+    return _STATUS_CELL.sub(lambda m: f'<td><p><span class="mark mark-{STATUS_BADGES[m.group(1)]}" role="img" '
+                                      f'aria-label="{STATUS_BADGES[m.group(1)]}"></span>{m.group(1)}</p></td>',
+                            page_html)
 
 
-_LINK = re.compile(r'(?P<attr>href|src)="(?P<url>[^"]*)"')
+# ---------------------------------------------------------------- provenance
+def commit() -> str:
+    """The project's commit (``+ local changes`` when the work tree differs from it), or ``unknown``."""
+    try:
+        run = lambda *a: subprocess.run(["git", "-C", str(PROJECT_ROOT), *a], capture_output=True, text=True,
+                                        timeout=30, check=True).stdout.strip()
+        head = run("rev-parse", "--short=12", "HEAD")
+        return head + (" + local changes" if run("status", "--porcelain", "--untracked-files=no") else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
 
 
-def link_targets(site_files: set[str]) -> dict[str, str]:
-    """Where a link (relative to the project root) points on the site."""
-    targets = {f: f for f in site_files}
-    targets.update({f"notebooks/{stem}.ipynb": f"{stem}.html" for stem, _ in NOTEBOOKS})
-    targets.update({f"docs/{stem}.md": f"{stem}.html" for stem, _ in DOCS})
-    targets.update({"README.md": HOME.file, "figures": FIGURES.file, "tables": TABLES.file,
-                    "tables/checks.md": CLAIMS.file})
-    return targets
+def data_files(stem: str) -> list[tuple[str, Path]]:
+    """The data files notebook ``stem`` reads (the text datasets of the benchmarks that list it, or of every
+    benchmark for a notebook none lists, as ``make`` tracks them): (name shown, file), the name relative to
+    the dataset's folder's parent so that no machine path is shown."""
+    owners = [b for b in benchmarks.BENCHMARKS.values() if stem in b.notebooks] or benchmarks.BENCHMARKS.values()
+    out = []
+    for d in dict.fromkeys(d for b in owners for d in b.datasets if not d.images):
+        folder = dataset_dir(None, d.variable, d.folder)
+        if folder.is_dir():
+            out += [(f"{d.folder}/{p.relative_to(folder).as_posix()}", p) for p in sorted(folder.rglob("*"))
+                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+    return out
 
 
-def rewrite_links(body: str, targets: dict[str, str], where: str, prefix: str = "", base: str = "") -> str:
-    """Point each relative link at its page or file on the site; SiteError for one with no target.
+def provenance(revision: str, date: str, files: list[tuple[str, str]] | None) -> str:
+    """A page's provenance as Markdown with raw HTML: commit, build date, and the SHA-256 of each data file
+    its notebook read (``files``: (name, sha256); None for a page made from no notebook)."""
+    head = f"Built from commit <code>{html.escape(revision)}</code> on {date}"
+    if not files:
+        return f'<p class="provenance">{head} · no data files.</p>\n'
+    rows = "".join(f"<li><code>{escaping.html(name)}</code> <code>{digest}</code></li>" for name, digest in files)
+    return (f'<details class="provenance"><summary>{head} · {len(files)} data files read '
+            f"(SHA-256)</summary><ul>{rows}</ul></details>\n")
 
-    ``base`` is the folder of the Markdown file the links were written in (``docs`` for its pages).
+
+# ---------------------------------------------------------------- notebooks
+#: Where a figure's numbers come from, after what it shows (the package's caption).
+SOURCE = ("Drawn by this notebook from the data files and results it read (the provenance line at the top of "
+          "the page)")
+
+
+#: What MyST reads at a paragraph's start beyond CommonMark: a comment (``%``), a target (``(name)=``), a block
+#: break (``+++``); a backslash before it keeps it text.
+_MYST_START = re.compile(r"^(?=[%(+])")
+
+
+def figure_shows(meta: dict, notebook_label: str) -> str:
+    """What an image output shows, as Markdown (escaped: data): the ``caption`` the package's display helpers
+    write, else the ``alt`` text (the figure's title)."""
+    text = " ".join(str(meta.get("caption") or meta.get("alt") or "").split()) or f"A figure of {notebook_label}"
+    return _MYST_START.sub("\\\\", escaping.markdown(text.rstrip(".")))
+
+
+def figure_caption(meta: dict, notebook_label: str) -> tuple[str, str]:
+    """(caption as Markdown, figure name) of an image output from the metadata the package's display helpers
+    write: what it shows (:func:`figure_shows`), where its numbers come from (``source``, else :data:`SOURCE`)
+    and its file (``figure``: the file's name). The caption's text is data: escaped."""
+    source = " ".join(str(meta.get("source") or SOURCE).split())
+    name = str(meta.get("figure") or "")
+    where = f"figures/{name}.png" if name else "not saved: drawn for this page only"
+    return f"{figure_shows(meta, notebook_label)}. {escaping.markdown(source)} ({escaping.markdown(where)}).", name
+
+
+def _image_meta(output: dict) -> dict | None:
+    data = output.get("data", {})
+    kind = next((k for k in IMAGE_TYPES if k in data), None)
+    return None if kind is None else dict(output.get("metadata", {}).get(kind) or {})
+
+
+#: A Markdown link to a notebook of the folder (``](03_productivity.ipynb#anchor)``).
+_NOTEBOOK_LINK = re.compile(r"\]\(([\w-]+)\.ipynb(#[^)\s]*)?\)")
+
+
+def book_notebook(nb: dict, stem: str, label: str, head: str) -> tuple[dict, list[tuple[str, str]]]:
+    """An executed notebook as a page of the book, and the figures it shows ((name, what it shows) each).
+
+    Every code input is folded (``hide-input``); a link to a notebook in a Markdown output points at its page
+    (MyST-NB resolves those of Markdown cells, not of outputs). Each figure output moves to a cell of its own (its input
+    removed) whose ``mystnb.figure`` metadata makes MyST-NB draw it as a numbered figure with the package's
+    caption; the outputs around it keep their order. ``head`` (the provenance) follows the first cell.
     """
-    def fix(m: re.Match) -> str:
-        url = m.group("url")
-        if not url or url.startswith("#") or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", url):
-            return m.group(0)                                   # an anchor, https:, mailto:, data:
-        path, _, fragment = url.partition("#")
-        key = posixpath.normpath(posixpath.join(base, path)).rstrip("/")
-        if key not in targets:
-            raise SiteError(f"{where}: the link {url!r} has no target on the site; link to a notebook, a page "
-                            "of docs/, a file in figures/ or tables/, or a full https:// address")
-        return f'{m.group("attr")}="{prefix}{targets[key]}{"#" + fragment if fragment else ""}"'
-    return _LINK.sub(fix, body)
+    nb = copy.deepcopy(nb)
+    cells, shown, names, stems = [], [], set(), dict(NOTEBOOKS)
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            cells.append(cell)
+            continue
+        tags = [t for t in cell.get("metadata", {}).get("tags", []) if t != "hide-input"]
+        cell.setdefault("metadata", {})["tags"] = tags + ["hide-input"]
+        groups: list[tuple[list, dict | None]] = [([], None)]
+        for output in cell.get("outputs", []):
+            output.pop("execution_count", None)
+            if "text/markdown" in output.get("data", {}):      # a notebook's link in an output: its page
+                text = output["data"]["text/markdown"]
+                text = "".join(text) if isinstance(text, list) else text
+                output["data"]["text/markdown"] = _NOTEBOOK_LINK.sub(
+                    lambda m: f"]({m.group(1)}.html{m.group(2) or ''})" if m.group(1) in stems else m.group(0), text)
+            meta = _image_meta(output)
+            if meta is None:
+                if groups[-1][1] is not None:
+                    groups.append(([], None))
+                groups[-1][0].append(output)
+            else:
+                groups.append(([output], meta))
+        cell["outputs"] = groups[0][0]
+        cells.append(cell)
+        for k, (outputs, meta) in enumerate(groups[1:], 1):
+            new = {"cell_type": "code", "execution_count": None, "id": f"{cell.get('id', 'cell')}-{k}",
+                   "metadata": {"tags": ["remove-input"]}, "outputs": outputs,
+                   "source": "# more output of the cell above"}     # MyST-NB skips a cell without source
+            if meta is not None:
+                caption, name = figure_caption(meta, label)
+                target = re.sub(r"[^a-z0-9-]+", "-", f"fig-{stem}-{name or 'inline'}".lower())
+                while target in names:
+                    target += "-x"
+                names.add(target)
+                alt = " ".join(str(meta.get("alt") or name or "figure").split())
+                new["metadata"]["mystnb"] = {"figure": {"caption": caption, "name": target},
+                                             "image": {"alt": escaping.visible(alt)}}
+                shown.append((name, figure_shows(meta, label)))
+            cells.append(new)
+    intro = {"cell_type": "markdown", "id": "crepe-provenance", "metadata": {}, "source": head}
+    nb["cells"] = cells[:1] + [intro] + cells[1:]
+    nb.setdefault("metadata", {}).pop("widgets", None)
+    return nb, shown
 
 
-#: Where the template puts the navigation and the intro: filled in after the notebook's own links are
-#: pointed at the site (those are relative to notebooks/, the navigation's to the site's root).
-_NAV_SLOT, _INTRO_SLOT = "<!-- crepe:site-nav -->", "<!-- crepe:site-intro -->"
+# ---------------------------------------------------------------- Markdown pages
+#: Links whose target is a folder or a file the book shows on a page of its own.
+_LINK = re.compile(r"\]\((?P<url>[^)\s#]*)(?P<rest>[^)]*)\)")
 
 
-def notebook_page(executed: Path, stem: str, label: str, targets: dict[str, str] | None = None) -> str:
-    """An executed notebook as a page of the site (the lab look; figures are embedded in the page; code
-    inputs folded away, each behind its own switch, all behind the page's). Links in its Markdown are
-    relative to ``notebooks/`` (``03_productivity.ipynb``, ``../docs/traps.md``) and point into the site."""
-    import nbformat
-    from nbconvert import HTMLExporter
-
-    nb = nbformat.read(executed, as_version=4)
-    first = next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
-    title = re.sub(r"^#+\s*", "", first.strip().splitlines()[0]) if first.strip() else label
-    current = next(p for p in NAV if p.file == f"{stem}.html")
-    n_code = 0
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code":
-            cell.metadata["crepe_site"] = {"code_id": f"code-{i}"}
-            n_code += 1
-    switch = ' · <label class="code-all" for="show-all-code"></label>' if n_code else ""
-    intro = (f'<p class="site-intro">Executed notebook <code>notebooks/{stem}.ipynb</code>, as <code>make all</code> '
-             f'last ran it · <a href="notebooks/{stem}.ipynb">download the executed notebook</a>{switch}</p>')
-    exporter = HTMLExporter(template_name="crepe", extra_template_basedirs=[str(TEMPLATES)])
-    body, _ = exporter.from_notebook_node(nb, resources={
-        "metadata": {"name": f"{title} · CREPE companion"}, "site_css": css(), "site_nav": _NAV_SLOT,
-        "site_intro": _INTRO_SLOT})
-    if targets is not None:
-        body = rewrite_links(body, targets, str(executed), base="notebooks")
-    return plain_marks(body.replace(_NAV_SLOT, nav(current)).replace(_INTRO_SLOT, intro))
+def rewrite_links(text: str, mapping: dict[str, str]) -> str:
+    """Markdown links to ``figures``, ``tables``, ``tables/checks.md`` or the README pointed at their page."""
+    return _LINK.sub(lambda m: f"]({mapping.get(m.group('url'), m.group('url'))}{m.group('rest')})", text)
 
 
-def figures_page(figures: list[Path]) -> str:
-    items = []
+def claims_text(text: str, source: Path, tables_dir: Path) -> str:
+    if CLAIMS_START not in text or CLAIMS_END not in text:
+        raise SiteError(f"{source} lacks the claims markers {CLAIMS_START} … {CLAIMS_END}")
+    table = (tables_dir / "checks.md").read_text(encoding="utf-8")
+    return re.sub(re.escape(CLAIMS_START) + ".*?" + re.escape(CLAIMS_END), lambda _: table, text, flags=re.S)
+
+
+def drawn_by(made: tuple[str, str, str] | None) -> str:
+    """Which page draws a figure, as Markdown: ``made`` is (the notebook's stem, or ``toy/<stem>`` for the toy
+    world's run of it, its label, what the figure shows), or None for a figure no executed notebook shows."""
+    if not made:
+        return "No executed notebook of this build shows it (`make all` redraws figures/ and build/)."
+    stem, label = made[0], escaping.markdown(made[1])
+    if stem.startswith("toy/"):
+        return f"Drawn by the toy world's run of [{label}](notebooks/{stem[4:]}.ipynb), which the book does not show."
+    return f"Drawn by [{label}](notebooks/{stem}.ipynb), whose page lists the data it read."
+
+
+_README_IMAGE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\(figures/(?P<name>[\w.-]+)\.png\)\s*$", re.M)
+
+
+def index_text(readme: str, made_by: dict[str, tuple[str, str, str]] | None = None, notebooks=NOTEBOOKS) -> str:
+    """The README with the book's parts as hidden tables of contents (the sidebar's navigation); each figure it
+    shows on a line of its own a numbered figure, captioned with its text and the notebook that draws it."""
+    def figure(m: re.Match) -> str:
+        where = drawn_by((made_by or {}).get(m.group("name")))
+        return (f"```{{figure}} figures/{m.group('name')}.png\n:alt: {escaping.visible(m.group('alt'))}\n\n"
+                f"{escaping.markdown(m.group('alt'))}. {where} (figures/{m.group('name')}.png)\n```")
+    tocs = [f"```{{toctree}}\n:caption: {caption}\n:hidden:\n\n" + "\n".join(docs) + "\n```\n"
+            for caption, docs in parts(notebooks)]
+    text = _README_IMAGE.sub(figure, rewrite_links(readme, {"figures": "gallery.md", "tables": "tables.md"}))
+    return text.rstrip("\n") + "\n\n" + "\n".join(tocs)
+
+
+def gallery_text(figures: list[Path], made_by: dict[str, tuple[str, str, str]]) -> str:
+    """Every figure of figures/ as a numbered figure: its caption from the notebook that shows it, a link
+    to that notebook's page, and its files."""
+    out = ["# Figures\n", "Every figure in `figures/`, as the notebooks last wrote it, with the page that draws it.\n"]
     for png in figures:
-        svg = png.with_suffix(".svg")
-        also = f' · <a href="{svg.name}">SVG</a>' if svg.is_file() else ""
-        items.append(f'<h3 id="{png.stem}">{html.escape(png.stem)}</h3>\n'
-                     f'<p><a href="{png.name}">PNG</a>{also}</p>\n<img src="{png.name}" alt="{html.escape(png.stem)}">')
-    intro = "<h1>Figures</h1>\n<p>Every figure in <code>figures/</code>, as the notebooks last wrote it.</p>"
-    return page("Figures", intro + "\n" + "\n".join(items), FIGURES, prefix="../")
+        caption, where = (made_by.get(png.stem) or ("", "", ""))[2], drawn_by(made_by.get(png.stem))
+        files = " · ".join(f"{{download}}`{ext.upper()} <figures/{png.stem}.{ext}>`"
+                           for ext in ("png", "svg") if png.with_suffix(f".{ext}").is_file())
+        text = f"{caption}." if caption else escaping.markdown(png.stem)
+        out.append(f"```{{figure}} figures/{png.name}\n:name: gallery-{png.stem.replace('_', '-')}\n"
+                   f":alt: {escaping.visible(png.stem)}\n\n{text} {where} {files}\n```\n")
+    return "\n".join(out)
 
 
-def tables_page(tables: list[Path]) -> str:
-    items = []
+def tables_text(tables: list[Path]) -> str:
+    out = ["# Tables\n", "Every table in `tables/` (CSV at full precision, Markdown, LaTeX booktabs), as the "
+           "notebooks and `make check` last wrote it.\n"]
     for md in tables:
-        links = " · ".join(f'<a href="{md.with_suffix(ext).name}">{ext[1:].upper()}</a>'
+        files = " · ".join(f"{{download}}`{ext[1:].upper()} <tables/{md.stem}{ext}>`"
                            for ext in (".csv", ".tex", ".md") if md.with_suffix(ext).is_file())
-        items.append(f'<h3 id="{md.stem}">{html.escape(md.stem)}</h3>\n<p>{links}</p>\n'
-                     + markdown(md.read_text(encoding="utf-8")))
-    intro = ("<h1>Tables</h1>\n<p>Every table in <code>tables/</code> (CSV at full precision, Markdown, LaTeX "
-             "booktabs), as the notebooks and <code>make check</code> last wrote it.</p>")
-    return page("Tables", intro + "\n" + "\n".join(items), TABLES, prefix="../")
+        out.append(f"## {escaping.markdown(md.stem)}\n\n{files}\n\n{md.read_text(encoding='utf-8')}\n")
+    return "\n".join(out)
 
 
-def docs_page(source: Path, stem: str, label: str, targets: dict[str, str], tables_dir: Path) -> str:
-    """A Markdown page of docs/ as a page of the site; the claims page shows the full checks table."""
-    text = source.read_text(encoding="utf-8")
-    if stem == "claims":
-        if CLAIMS_START not in text or CLAIMS_END not in text:
-            raise SiteError(f"{source} lacks the claims markers {CLAIMS_START} … {CLAIMS_END}")
-        text = re.sub(re.escape(CLAIMS_START) + ".*?" + re.escape(CLAIMS_END),
-                      lambda _: (tables_dir / "checks.md").read_text(encoding="utf-8"), text, flags=re.S)
-    current = next(p for p in NAV if p.file == f"{stem}.html")
-    return page(label, rewrite_links(markdown(text), targets, str(source), base="docs"), current)
+# ---------------------------------------------------------------- Sphinx
+def sphinx_config(title: str = "CREPE companion") -> dict:
+    """Sphinx's settings (there is no conf.py): MyST-NB never executes a notebook, figures are numbered,
+    the book theme shows the parts, previous/next links and each page's contents, and nothing is fetched."""
+    return {
+        "project": title, "html_title": title, "extensions": ["myst_nb"],
+        "nb_execution_mode": "off", "nb_merge_streams": True, "nb_render_markdown_format": "gfm",
+        "myst_heading_anchors": 4, "myst_enable_extensions": [],
+        "numfig": True, "numfig_format": {"figure": "Figure %s"},
+        "exclude_patterns": ["figures/**", "tables/**", "notebooks/*.md"],
+        "html_theme": "sphinx_book_theme", "html_static_path": [str(HERE / "static")],
+        "html_css_files": ["crepe.css"], "html_copy_source": False, "html_show_sourcelink": False,
+        "html_last_updated_fmt": None, "html_permalinks": True,
+        "html_theme_options": {"show_toc_level": 2, "use_download_button": False, "use_fullscreen_button": False,
+                               "use_repository_button": False, "home_page_in_toc": True,
+                               "show_navbar_depth": 1, "navigation_with_keys": False},
+    }
+
+
+def run_sphinx(src: Path, out: Path, doctrees: Path) -> None:
+    """Sphinx's HTML build; a warning (a link or reference without a target) fails it after the whole run."""
+    from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace, patch_docutils
+
+    warnings = io.StringIO()
+    with patch_docutils(src), docutils_namespace():
+        app = Sphinx(str(src), None, str(out), str(doctrees), "html", confoverrides=sphinx_config(),
+                     status=None, warning=warnings, freshenv=True, warningiserror=False)
+        app.build()
+    found = [line for line in warnings.getvalue().splitlines() if line.strip()]
+    if found:                                          # every warning kept beside the book's source
+        write_text(src.with_name(src.name + ".warnings"), "\n".join(found) + "\n")
+        raise SiteError(f"Sphinx warned {len(found)} times (all in {src.name}.warnings); first: {found[0]}")
 
 
 def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_dir: Path,
           docs_dir: Path | None = None) -> list[Path]:
-    """Write the site into ``out`` (replacing what a previous build left there); returns the pages.
-
-    ``docs_dir`` holds the Markdown pages (default: ``docs/`` beside the README).
-    """
+    """Write the book into ``out`` (replacing what a previous build left there); returns its pages."""
     docs_dir = readme.parent / "docs" if docs_dir is None else docs_dir
-    absent = [str(docs_dir / f"{stem}.md") for stem, _ in DOCS if not (docs_dir / f"{stem}.md").is_file()]
+    absent = [str(docs_dir / f"{stem}.md") for stem in DOCS if not (docs_dir / f"{stem}.md").is_file()]
     if absent:
         raise SiteError(f"no page {', '.join(absent)}")
     missing = [build_dir / f"{stem}.ipynb" for stem, _ in NOTEBOOKS if not (build_dir / f"{stem}.ipynb").is_file()]
@@ -229,29 +338,51 @@ def build(build_dir: Path, out: Path, readme: Path, figures_dir: Path, tables_di
         raise SiteError(f"no executed notebook {', '.join(map(str, missing))}: run `make all` first")
     if not (tables_dir / "checks.md").is_file():
         raise SiteError(f"no {tables_dir / 'checks.md'}: run `make all` (or `make check`) first")
-    staging = out.with_name(out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    (staging / "notebooks").mkdir(parents=True)
-    shutil.copytree(figures_dir, staging / "figures")
-    shutil.copytree(tables_dir, staging / "tables")
-    for stem, _ in NOTEBOOKS:
-        shutil.copy2(build_dir / f"{stem}.ipynb", staging / "notebooks" / f"{stem}.ipynb")
-    files = {p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file()}
-    targets = link_targets(files)
-
-    text = readme.read_text(encoding="utf-8")
-    pages: dict[str, str] = {HOME.file: page("Home", rewrite_links(markdown(text), targets, str(readme)), HOME)}
-    for stem, label in DOCS:
-        pages[f"{stem}.html"] = docs_page(docs_dir / f"{stem}.md", stem, label, targets, tables_dir)
+    src, staging = out.with_name(out.name + ".src"), out.with_name(out.name + ".partial")
+    for folder in (src, staging):
+        shutil.rmtree(folder, ignore_errors=True)
+    (src / "notebooks").mkdir(parents=True)
+    (src / "docs").mkdir()
+    shutil.copytree(figures_dir, src / "figures")
+    shutil.copytree(tables_dir, src / "tables")
+    revision, date = commit(), datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    no_data = provenance(revision, date, None)
+    made_by: dict[str, tuple[str, str, str]] = {}
     for stem, label in NOTEBOOKS:
-        pages[f"{stem}.html"] = notebook_page(build_dir / f"{stem}.ipynb", stem, label, targets)
-    pages[FIGURES.file] = figures_page(sorted((staging / "figures").glob("*.png")))
-    pages[TABLES.file] = tables_page(sorted((staging / "tables").glob("*.md")))
-    for name, body in pages.items():                         # a caption's NUL or bidi override shown as text
-        write_text(staging / name, escaping.page(body))
+        executed = json.loads((build_dir / f"{stem}.ipynb").read_text(encoding="utf-8"))
+        files = [(name, sha256_file(path)) for name, path in data_files(stem)]
+        nb, shown = book_notebook(executed, stem, label, provenance(revision, date, files)
+                                  + f'\n<a class="download-notebook" href="{stem}.ipynb" download>'
+                                  "Download this executed notebook (.ipynb)</a>\n")
+        write_text(src / "notebooks" / f"{stem}.ipynb", json.dumps(nb, ensure_ascii=False, indent=1))
+        for name, caption in shown:
+            made_by.setdefault(name, (stem, label, caption))
+    for executed in sorted((build_dir / "toy").glob("*.ipynb")):     # the toy world's runs of 02 and 03
+        label = dict(NOTEBOOKS).get(executed.stem, executed.stem)
+        nb = json.loads(executed.read_text(encoding="utf-8"))
+        for name, caption in book_notebook(nb, executed.stem, label, "")[1]:
+            made_by.setdefault(name, (f"toy/{executed.stem}", label, caption))
+    for stem in DOCS:
+        source = docs_dir / f"{stem}.md"
+        text = source.read_text(encoding="utf-8")
+        text = claims_text(text, source, tables_dir) if stem == "claims" else text
+        text = rewrite_links(text, {"../tables/checks.md": "claims.md", "../README.md": "../index.md",
+                                    "../figures": "../gallery.md", "../tables": "../tables.md"})
+        write_text(src / "docs" / f"{stem}.md", text.rstrip("\n") + "\n\n" + no_data)
+    write_text(src / "index.md", index_text(readme.read_text(encoding="utf-8"), made_by) + "\n" + no_data)
+    write_text(src / "gallery.md", gallery_text(sorted(figures_dir.glob("*.png")), made_by) + "\n" + no_data)
+    write_text(src / "tables.md", tables_text(sorted(tables_dir.glob("*.md"))) + "\n" + no_data)
+
+    run_sphinx(src, staging, src.with_name(src.name + ".doctrees"))
+    for stem, _ in NOTEBOOKS:                         # the download beside each notebook's page, as executed
+        shutil.copy2(build_dir / f"{stem}.ipynb", staging / "notebooks" / f"{stem}.ipynb")
+    pages = sorted(staging.rglob("*.html"))
+    for page in pages:                               # status marks as badges; a caption's bidi override shown
+        text = page.read_text(encoding="utf-8")
+        write_text(page, escaping.page(status_badges(plain_marks(text))))
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
-    return [out / name for name in pages]
+    return [out / p.relative_to(staging) for p in pages]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -265,13 +396,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     build_dir = Path(args.build_dir)
     out = Path(args.out) if args.out else build_dir / "site"
+    start = time.monotonic()
     try:
         pages = build(build_dir, out, Path(args.readme), Path(args.figures_dir), Path(args.tables_dir),
                       Path(args.docs_dir) if args.docs_dir else None)
     except SiteError as exc:
         print(error_line(exc), file=sys.stderr)
         return 1
-    print(f"site: {len(pages)} pages in {out}; open {out / HOME.file}")
+    print(f"site: {len(pages)} pages in {out} ({time.monotonic() - start:.0f} s); open {out / 'index.html'}")
     return 0
 
 

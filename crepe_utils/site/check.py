@@ -6,11 +6,16 @@ each problem named by page) on
 * a page that does not load, an image that does not load or has no alt text, a script error, any
   request for something other than a file of the site (a CDN script, a web font);
 * a local link whose file or ``#anchor`` does not exist;
-* a notebook page that shows fewer figures than its executed notebook holds, or none at all;
-* a table cell cut with "..." (pandas' display limits);
+* a notebook page that shows fewer figures than its executed notebook holds, or none at all, or a figure
+  that is not a numbered figure with a caption;
+* a table cell cut with "..." (pandas' display limits), or one that says NaN;
+* a prompt (``Out[3]:``), a log line (:data:`LOG_LINE`) or a stderr output shown on a page;
+* markup from data that became markup (a script, frame or event handler inside a page's article), or text
+  escaped twice (an entity such as ``&lt;`` shown as typed);
+* a search (the search page, offline) that finds nothing for :data:`SEARCH_TERM`;
 * an absolute path of a building machine (``/home/...``, ``/tmp/...``, this machine's project, data,
   home and temporary folders) in a page or in an executed notebook the site offers for download;
-* code shown by default on a notebook page, or a "show all code" switch that does not show it all;
+* code shown by default on a notebook page, or a cell's "show code" switch that does not show it;
 * a character that many fonts lack (an emoji status mark), which renders as an empty box there.
 
 Prints per page what it found and the totals; saves full-page screenshots of a few pages.
@@ -38,8 +43,23 @@ CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrom
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--disable-quic", "--disable-extensions",
                   "--hide-scrollbars", "--mute-audio")
-SCREENSHOT_PAGES = ("index.html", "00_how_compositionality_is_evaluated.html", "02_systematicity.html",
-                    "claims.html")
+SCREENSHOT_PAGES = ("index.html", "notebooks/00_how_compositionality_is_evaluated.html",
+                    "notebooks/02_systematicity.html", "docs/claims.html", "gallery.html")
+#: A word every build of the book holds (the README's): the search page must find it.
+SEARCH_TERM = "compositionality"
+#: A line of a log or a cache's chatter in a notebook's outputs: a logging level at its start (``INFO:name:``,
+#: ``[WARNING]``, ``WARNING -``), a timestamp at its start, a cache's hit/miss/loaded message, or a stage's
+#: cache report (``world: results/toy/world (cached; key 0935ae404336)``).
+LOG_LINE = re.compile(r"^\s*(?:(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::[\w.]*:| -|:\s)"
+                      r"|\[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]"
+                      r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d"
+                      r"|.*\bcache (?:hit|miss|loaded|written|saved)\b|.*\(cached\b[^)]*\bkey [0-9a-f]{6,})", re.I | re.M)
+#: A Jupyter prompt in a page's text (``Out[3]:``, ``In [2]:``): the book shows no execution counts.
+PROMPT = re.compile(r"\b(?:Out|In ?)\[\d*\]:")
+#: An HTML entity shown to the reader as typed: a text escaped twice.
+DOUBLE_ESCAPED = re.compile(r"&(?:lt|gt|amp|quot|#\d+|#x[0-9a-fA-F]+);")
+#: What a table cell of missing values says when a notebook left pandas' default in.
+NAN_CELLS = ("NaN", "nan", "<NA>", "NaT")
 VIEWPORT = (1280, 900)
 MAX_SCREENSHOT_HEIGHT = 7000
 PAGE_TIMEOUT_S = 60.0
@@ -48,7 +68,7 @@ PAGE_TIMEOUT_S = 60.0
 INSPECT_JS = """(async () => {
   const images = Array.from(document.images);
   await Promise.all(images.map(i => i.complete ? null : new Promise(done => { i.onload = i.onerror = done; })));
-  const shown = e => e.getClientRects().length > 0;
+  const shown = e => e.checkVisibility ? e.checkVisibility() : e.getClientRects().length > 0;
   return {
     title: document.title,
     images: images.map(i => ({src: (i.getAttribute("src") || "").slice(0, 100), loaded: i.complete && i.naturalWidth > 0,
@@ -57,14 +77,27 @@ INSPECT_JS = """(async () => {
     ids: Array.from(document.querySelectorAll("[id]")).map(e => e.id),
     cut: Array.from(document.querySelectorAll("td, th")).map(c => c.textContent.trim())
               .filter(t => t.endsWith("...")).map(t => t.slice(-60)),
-    code: Array.from(document.querySelectorAll(".jp-CodeCell .jp-Cell-inputWrapper")).length,
-    codeShown: Array.from(document.querySelectorAll(".jp-CodeCell .jp-Cell-inputWrapper")).filter(shown).length,
+    cells: Array.from(document.querySelectorAll("td, th")).map(c => c.textContent.trim()),
+    code: Array.from(document.querySelectorAll(".cell_input")).length,
+    codeShown: Array.from(document.querySelectorAll(".cell_input")).filter(shown).length,
+    uncaptioned: Array.from(document.querySelectorAll("article img")).filter(i => {
+      const f = i.closest("figure");
+      return !(f && f.querySelector("figcaption .caption-number") && f.querySelector("figcaption .caption-text"));
+    }).map(i => (i.getAttribute("src") || "").slice(0, 100)),
+    stderr: document.querySelectorAll(".output.stderr").length,
+    markup: Array.from(document.querySelectorAll("article script, article iframe, article object, article embed, "
+                       + "article [onload], article [onerror], article [onclick], article [onmouseover]"))
+              .map(e => e.outerHTML.slice(0, 80)),
+    article: (document.querySelector("article") || document.body || {innerText: ""}).innerText,
+    outputs: Array.from(document.querySelectorAll(".cell_output")).map(e => e.innerText).join("\\n"),
     text: document.body ? document.body.innerText : "",
     height: Math.ceil(document.documentElement.scrollHeight),
   };
 })()"""
-SHOWN_CODE_JS = """Array.from(document.querySelectorAll(".jp-CodeCell .jp-Cell-inputWrapper"))
-  .filter(e => e.getClientRects().length > 0).length"""
+SHOWN_CODE_JS = """Array.from(document.querySelectorAll(".cell_input"))
+  .filter(e => e.checkVisibility ? e.checkVisibility() : e.getClientRects().length > 0).length"""
+#: The search page's results once its script has searched (a list of links to pages).
+SEARCH_RESULTS_JS = """Array.from(document.querySelectorAll("#search-results li a")).map(a => a.getAttribute("href"))"""
 
 #: Characters that a machine without an emoji or symbol font draws as an empty box: emoji, dingbats,
 #: miscellaneous symbols and pictographs, and the variation selector that asks for emoji presentation.
@@ -168,9 +201,9 @@ class PageReport:
 
 
 def executed_notebook(site: Path, page: str) -> dict | None:
-    """The executed notebook behind a notebook page (None: not a notebook page)."""
-    executed = site / "notebooks" / Path(page).with_suffix(".ipynb").name
-    if "/" in page or not executed.is_file():
+    """The executed notebook behind a notebook page, offered beside it (None: not a notebook page)."""
+    executed = site / Path(page).with_suffix(".ipynb")
+    if not page.startswith("notebooks/") or not executed.is_file():
         return None
     return json.loads(executed.read_text(encoding="utf-8"))
 
@@ -231,6 +264,21 @@ def _inspect(browser: Browser, site: Path, report: PageReport, info: dict) -> No
         report.problems.append("a notebook page without a figure")
     report.cut_cells = len(info["cut"])
     report.problems += [f"a table cell cut with '...': {t!r}" for t in info["cut"][:5]]
+    nan = [t for t in info["cells"] if t in NAN_CELLS]
+    report.problems += [f"{len(nan)} table cells say {nan[0]!r}"] if nan else []
+    report.problems += [f"an image outside a numbered figure with a caption: {src}" for src in info["uncaptioned"][:5]]
+    prompts = PROMPT.findall(info["article"])
+    report.problems += [f"shows {len(prompts)} prompts such as {prompts[0]!r}"] if prompts else []
+    logs = [m.group(0).strip()[:80] for m in LOG_LINE.finditer(info["outputs"])]
+    report.problems += [f"shows {len(logs)} log lines, e.g. {logs[0]!r}"] if logs else []
+    report.problems += [f"shows {info['stderr']} stderr outputs"] if info["stderr"] else []
+    report.problems += [f"markup from a page's text became an element: {m}" for m in info["markup"][:5]]
+    twice = sorted(set(DOUBLE_ESCAPED.findall(info["article"])))
+    report.problems += [f"shows text escaped twice: {t!r}" for t in twice[:5]]
+    if report.notebook:                                # a notebook is linked by its page, but for its own download
+        own = Path(report.page).with_suffix(".ipynb").name
+        report.problems += [f"links to a notebook's file, not its page: {h}" for h in info["links"]
+                            if urlsplit(h).path.endswith(".ipynb") and urlsplit(h).path != own][:5]
     paths = absolute_paths((site / report.page).read_text(encoding="utf-8"))
     report.absolute_paths = len(paths)
     report.problems += [f"names a path of the building machine: {p}" for p in paths[:5]]
@@ -242,26 +290,38 @@ def _inspect(browser: Browser, site: Path, report: PageReport, info: dict) -> No
         report.problems.append(f"shows {report.code_shown} of {report.code_cells} code inputs as it opens "
                                "(code is folded away by default)")
     if report.code_cells and not report.code_shown:
-        _check_switches(browser, report)
+        _check_switch(browser, report)
     report.problems += [f"requests something outside the site: {u}" for u in browser.requests
                         if not u.startswith(("file:", "data:", "about:"))]
     report.problems += [f"script error: {e}" for e in browser.errors]
 
 
-def _check_switches(browser: Browser, report: PageReport) -> None:
-    """The page's "show all code" switch shows every code input, and a cell's own switch shows its code."""
-    if not browser.click("label.code-all"):
-        report.problems.append("has code but no 'show all code' switch")
-    elif (shown := browser.evaluate(SHOWN_CODE_JS)) != report.code_cells:
-        report.problems.append(f"'show all code' shows {shown} of {report.code_cells} code inputs")
-    else:
-        browser.click("label.code-all")
-    if not browser.click("label.code-one"):
+def _check_switch(browser: Browser, report: PageReport) -> None:
+    """A cell's "show code" switch (the theme's folded block) shows its code, and folds it again."""
+    summary = "details.hide.above-input > summary"
+    if not browser.click(summary):
         report.problems.append("has code cells without a 'show code' switch")
     elif browser.evaluate(SHOWN_CODE_JS) != 1:
         report.problems.append("a cell's 'show code' switch does not show its code")
     else:
-        browser.click("label.code-one")
+        browser.click(summary)
+
+
+def check_search(browser: Browser, site: Path, term: str = SEARCH_TERM) -> list[str]:
+    """Type ``term`` into the search page, as a reader would: the problems (no result, no search box)."""
+    if browser.open((site / "search.html").as_uri()):
+        return ["the search page does not load"]
+    box = browser.page.locator("form input[name=q]:visible").first
+    if box.count() == 0:
+        return ["the search page has no search box in view"]
+    try:
+        box.fill(term)
+        box.press("Enter")
+        browser.page.wait_for_selector("#search-results li a", timeout=browser.timeout_ms)
+    except browser.Error:
+        return [f"searching for {term!r} finds nothing"]
+    hits = browser.evaluate(SEARCH_RESULTS_JS)
+    return [] if hits else [f"searching for {term!r} finds nothing"]
 
 
 def _downloads(site: Path) -> list[PageReport]:
@@ -278,7 +338,8 @@ def _downloads(site: Path) -> list[PageReport]:
 
 def check_site(site: Path, chromium: str | None = None, screenshots: Path | None = None) -> list[PageReport]:
     site = site.resolve()
-    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
+                   if not p.relative_to(site).as_posix().startswith("_"))     # the theme's own files
     if "index.html" not in pages:
         raise BrowserError(f"{site} holds no index.html: run `make docs` first")
     browser = Browser(find_chromium(chromium))
@@ -294,8 +355,11 @@ def check_site(site: Path, chromium: str | None = None, screenshots: Path | None
             info = browser.evaluate(INSPECT_JS)
             seen_ids[page], links[page] = set(info["ids"]), info["links"]
             if screenshots is not None and page in SCREENSHOT_PAGES:
-                browser.screenshot(screenshots / Path(page).with_suffix(".png").name, info["height"])
+                browser.screenshot(screenshots / (page.replace("/", "_")[:-len(".html")] + ".png"), info["height"])
             _inspect(browser, site, report, info)
+        search = PageReport("search.html (a search for " + repr(SEARCH_TERM) + ")")
+        search.problems = check_search(browser, site)
+        reports.append(search)
     finally:
         browser.close()
     for report in reports:
@@ -342,7 +406,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     failed = [r for r in reports if r.problems]
     for r in reports:
-        seen = f"{r.loaded}/{r.images} images loaded, {r.links} links" if r.page.endswith(".html") else "download"
+        seen = (f"{r.loaded}/{r.images} images loaded, {r.links} links" if r.page.endswith(".html")
+                else "download" if r.page.endswith(".ipynb") else "")
         print(f"{'FAIL' if r.problems else 'ok  '}  {r.page:<44} {seen}")
         for problem in r.problems:
             print(f"        {problem}")
