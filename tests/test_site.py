@@ -184,6 +184,14 @@ def test_status_words_get_their_badge():
         '<td><p><span class="mark mark-part" role="img" aria-label="part"></span>holds in part</p></td>')
 
 
+def test_every_claim_status_has_a_badge_the_style_draws():
+    from crepe_utils.claims.base import STATUSES
+    css = (Path(site_build.__file__).parent / "static" / "crepe.css").read_text(encoding="utf-8")
+    assert set(site_build.STATUS_BADGES) == set(STATUSES)
+    assert all(f".mark-{badge} " in css for badge in site_build.STATUS_BADGES.values())
+    assert len(set(site_build.STATUS_BADGES.values())) == len(STATUSES)      # no two statuses look alike
+
+
 def test_status_marks_are_drawn_by_the_style_and_tags_are_left_alone():
     marked = site_build.plain_marks('<td title="\u2705 pass">\u2705 pass</td><td>\u26a0\ufe0f paper</td>'
                                     '<td>\u274c fail</td>')

@@ -82,8 +82,8 @@ def plain_marks(page_html: str) -> str:
 
 
 #: The claims' statuses (crepe_utils.claims.base) and the badge each table cell of them gets.
-STATUS_BADGES = {"pass": "pass", "fail": "fail", "paper inconsistency": "warn", "holds in part": "part",
-                 "needs data": "needs"}
+STATUS_BADGES = {"pass": "pass", "fail": "fail", "paper inconsistency": "warn", "sources disagree": "sources",
+                 "differs at scale": "scale", "holds in part": "part", "needs data": "needs"}
 _STATUS_CELL = re.compile(r"<td><p>(" + "|".join(map(re.escape, STATUS_BADGES)) + r")</p></td>")
 
 
