@@ -10,6 +10,8 @@ import os
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 from .. import escaping
 from ..atomic import atomic_path, write_text
 from ..kernel import in_notebook_kernel
@@ -248,3 +250,130 @@ def claims_page_current(page: str | os.PathLike, checks_df: pd.DataFrame) -> boo
     """True when the page's claims table is exactly the one ``checks_df`` gives (nothing is written)."""
     text, new = _page_with_claims(Path(page), checks_df)
     return new == text
+
+
+# ------------------------------------------------------------------------------ tables in the reading view
+
+#: The reading view's header for each column name the notebooks' tables use; a name not listed is shown with its
+#: underscores as spaces (:func:`header`).
+HEADERS = {
+    "r1": "R@1 (%)", "r1_ci_low": "R@1, 95% CI low", "r1_ci_high": "R@1, 95% CI high", "chance_r1": "chance (%)",
+    "ci_low": "95% CI low", "ci_high": "95% CI high", "n_queries": "queries", "n_examples": "examples",
+    "hn_type": "HN type", "display": "model", "n": "n", "k": "k", "acc": "accuracy (%)",
+    "n_blind_hard": "blind-hard queries", "blind_hard": "blind-hard queries", "beats": "beats chance",
+    "beats_surely": "interval clear of chance", "decided_by_tie": "decided by a tie", "length_share":
+    "shorter caption is the positive (%)", "t_ci_low": "95% CI low (t)", "t_ci_high": "95% CI high (t)",
+    "boot_ci_low": "95% CI low (bootstrap)", "boot_ci_high": "95% CI high (bootstrap)", "r2": "R²",
+    "r2_ci_low": "R², 95% CI low", "r2_ci_high": "R², 95% CI high", "n_models": "models",
+}
+#: Values shown by a name: a column's codes (``atom``) as the papers name them (``HN-Atom``).
+VALUE_LABELS = {"hn_type": HN_LABELS}
+#: What a missing value is shown as; the table's footnote says why it is missing.
+MISSING_MARK = "—"
+MISSING_WHY = "no value: not published or not computed for this row"
+
+
+def header(name, headers: dict | None = None) -> str:
+    """A column's header in the reading view: ``headers``' name for it, else :data:`HEADERS`', else the name with
+    its underscores as spaces. A pivot table's column (a tuple) joins its non-empty parts with " · "."""
+    if isinstance(name, tuple):
+        return " · ".join(header(part, headers) for part in name if str(part) != "")
+    headers = {**HEADERS, **(headers or {})}
+    return headers.get(name, str(name).replace("_", " "))
+
+
+def _missing(value) -> bool:
+    try:
+        return (value is None or value is pd.NA or value is pd.NaT
+                or (isinstance(value, (float, np.floating)) and math.isnan(value)))
+    except TypeError:
+        return False
+
+
+def _integral(values) -> bool:
+    """Every non-missing value is a whole number (a count that a missing value turned into floats)."""
+    present = [v for v in values if not _missing(v)]
+    return bool(present) and all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
+                                 for v in present)
+
+
+def reading_cells(df: pd.DataFrame, digits: int = 2, headers: dict | None = None) -> tuple[list[str], list[list],
+                                                                                          list[bool]]:
+    """(headers, rows of shown texts — ``None`` where a value is missing —, which columns are numbers) of ``df``
+    as the reading view shows it: a named index becomes columns and an unnamed one (row numbers) is dropped; whole
+    numbers are shown as integers with thousands separators, other numbers with ``digits`` decimals, booleans as
+    yes / no; a column of :data:`VALUE_LABELS` by its values' names. Nothing is escaped here."""
+    table = df.reset_index(drop=all(name is None for name in df.index.names))
+    names, rows, numeric = [], [[] for _ in range(len(table))], []
+    for position, column in enumerate(table.columns):
+        values = table.iloc[:, position].tolist()
+        labels = VALUE_LABELS.get(column, {}) if not isinstance(column, tuple) else {}
+        is_bool = all(isinstance(v, (bool, np.bool_)) for v in values if not _missing(v)) and any(
+            not _missing(v) for v in values)
+        is_number = not is_bool and all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+            v, (bool, np.bool_)) for v in values if not _missing(v)) and any(not _missing(v) for v in values)
+        whole = is_number and _integral([float(v) for v in values if not _missing(v)])
+        names.append(header(column, headers))
+        numeric.append(is_number)
+        for row, v in zip(rows, values):
+            if _missing(v):
+                row.append(None)
+            elif is_bool:
+                row.append("yes" if v else "no")
+            elif whole:
+                row.append(f"{int(round(float(v))):,}")
+            elif is_number:
+                row.append(f"{float(v):,.{digits}f}")
+            else:
+                row.append(str(labels.get(v, v)))
+    return names, rows, numeric
+
+
+class ReadingTable:
+    """A table as the reading view shows it (:func:`reading_table`): HTML for the page, Markdown for a text view."""
+
+    def __init__(self, html: str, markdown: str):
+        self.html, self.markdown = html, markdown
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown
+
+    def __repr__(self) -> str:
+        return self.markdown
+
+
+def reading_table(df: pd.DataFrame, digits: int = 2, headers: dict | None = None, missing: str = MISSING_WHY,
+                  caption: str | None = None) -> ReadingTable:
+    """``df`` for the reading view, in HTML and Markdown (:func:`reading_cells`): every header and cell escaped
+    for where it lands; a missing value shown as :data:`MISSING_MARK`, with a footnote saying ``missing`` (why
+    it is missing) under any table that has one; ``caption`` above it."""
+    names, rows, numeric = reading_cells(df, digits, headers)
+    any_missing = any(cell is None for row in rows for cell in row)
+    html_cells = lambda row: "".join(  # noqa: E731
+        f'<td style="text-align: {"right" if n else "left"}">{escaping.html(MISSING_MARK if c is None else c)}</td>'
+        for c, n in zip(row, numeric))
+    html = ['<table class="reading">']
+    if caption:
+        html.append(f"<caption>{escaping.html(caption)}</caption>")
+    html.append("<thead><tr>" + "".join(f'<th style="text-align: {"right" if n else "left"}">{escaping.html(h)}</th>'
+                                        for h, n in zip(names, numeric)) + "</tr></thead>")
+    html.append("<tbody>" + "".join(f"<tr>{html_cells(row)}</tr>" for row in rows) + "</tbody></table>")
+    md = ["| " + " | ".join(escaping.markdown(h) for h in names) + " |",
+          "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    md += ["| " + " | ".join(escaping.markdown(MISSING_MARK if c is None else c) for c in row) + " |" for row in rows]
+    if any_missing:
+        html.append(f'<p class="table-note"><small>{MISSING_MARK} {escaping.html(missing)}</small></p>')
+        md.append(f"\n{MISSING_MARK} {escaping.markdown(missing)}")
+    if caption:
+        md.insert(0, f"{escaping.markdown(caption)}\n")
+    return ReadingTable("\n".join(html), "\n".join(md) + "\n")
+
+
+def show_table(df: pd.DataFrame, digits: int = 2, headers: dict | None = None, missing: str = MISSING_WHY,
+               caption: str | None = None) -> None:
+    """Display ``df`` in a notebook as the reading view shows tables (:func:`reading_table`)."""
+    from IPython.display import display
+    display(reading_table(df, digits, headers, missing, caption))

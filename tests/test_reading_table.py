@@ -1,0 +1,76 @@
+"""The reading view's one table formatter (crepe_utils.analysis.reporting.reading_table): counts stay integers,
+a missing value is a mark with a footnote saying why, headers are human, no row index, data text escaped."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from crepe_utils.analysis import reporting
+
+
+def _cells(html: str) -> list[list[str]]:
+    body = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", body)]
+
+
+def _headers(html: str) -> list[str]:
+    return re.findall(r"<th\b[^>]*>(.*?)</th>", html)
+
+
+def test_counts_stay_integers_even_beside_a_missing_value():
+    df = pd.DataFrame({"n_queries": [676.0, np.nan, 1372.0], "r1": [12.345, 0.5, 100.0]})
+    table = reporting.reading_table(df)
+    assert _cells(table.html) == [["676", "12.35"], ["—", "0.50"], ["1,372", "100.00"]]
+    assert "676.0" not in table.markdown and "nan" not in table.markdown.lower()
+
+
+def test_a_missing_value_is_a_mark_explained_under_the_table():
+    df = pd.DataFrame({"model": ["a", None], "r1": [1.25, np.nan]})
+    table = reporting.reading_table(df, missing="not published by the paper")
+    assert _cells(table.html) == [["a", "1.25"], ["—", "—"]]
+    assert "— not published by the paper" in table.html
+    assert table.markdown.rstrip().endswith("— not published by the paper")
+    full = reporting.reading_table(pd.DataFrame({"r1": [1.0, 2.0]}), missing="never shown")
+    assert "never shown" not in full.html and "never shown" not in full.markdown
+
+
+def test_headers_come_from_the_mapping_and_codes_by_their_names():
+    df = pd.DataFrame({"hn_type": ["atom", "negate"], "n_blind_hard": [3, 0], "beats_surely": [True, False],
+                       "some_column": [1, 2]})
+    table = reporting.reading_table(df, headers={"some_column": "what it counts"})
+    assert _headers(table.html) == ["HN type", "blind-hard queries", "interval clear of chance", "what it counts"]
+    assert _cells(table.html) == [["HN-Atom", "3", "yes", "1"], ["HN-Neg", "0", "no", "2"]]
+    unnamed = reporting.reading_table(pd.DataFrame({"mean_words": [1.5]}))
+    assert _headers(unnamed.html) == ["mean words"]
+
+
+def test_no_row_numbers_but_a_named_index_is_a_column():
+    df = pd.DataFrame({"r1": [10.0, 20.5]}, index=[7, 8])
+    assert _cells(reporting.reading_table(df).html) == [["10.00"], ["20.50"]]     # no 7, 8: row labels only
+    plain = pd.DataFrame({"r1": [10.5, 20.5]})
+    assert _cells(reporting.reading_table(plain).html) == [["10.50"], ["20.50"]]
+    wide = pd.DataFrame({"split": ["SC", "UC"], "model": ["m", "m"], "r1": [50.5, 40.25]}).pivot_table(
+        index="model", columns="split", values="r1")
+    table = reporting.reading_table(wide, digits=1)
+    assert _headers(table.html) == ["model", "SC", "UC"]
+    assert _cells(table.html) == [["m", "50.5", "40.2"]]          # 40.25 rounds half to even at one decimal
+
+
+def test_data_text_is_escaped_for_html_and_markdown():
+    df = pd.DataFrame({"caption": ["<script>alert(1)</script>", "a | b & *c*"], "n": [1, 2]})
+    table = reporting.reading_table(df, caption="first <b>pairs</b>")
+    assert "<script>" not in table.html and "&lt;script&gt;alert(1)&lt;/script&gt;" in table.html
+    assert "a | b &amp; *c*" in table.html
+    assert "<caption>first &lt;b&gt;pairs&lt;/b&gt;</caption>" in table.html
+    assert "<script>" not in table.markdown and "a \\| b" in table.markdown
+    header_attack = reporting.reading_table(pd.DataFrame({"<img src=x>": [1]}))
+    assert "<img" not in header_attack.html
+
+
+def test_a_notebook_shows_it_as_html(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    reporting.show_table(pd.DataFrame({"n_queries": [3.0]}))
+    assert shown and shown[0]._repr_html_().startswith('<table class="reading">')
