@@ -21,7 +21,7 @@ def _headers(html: str) -> list[str]:
 
 def test_counts_stay_integers_even_beside_a_missing_value():
     df = pd.DataFrame({"n_queries": [676.0, np.nan, 1372.0], "r1": [12.345, 0.5, 100.0]})
-    table = reporting.reading_table(df)
+    table = reporting.reading_table(df, digits=2)
     assert _cells(table.html) == [["676", "12.35"], ["—", "0.50"], ["1,372", "100.00"]]
     assert "676.0" not in table.markdown and "nan" not in table.markdown.lower()
 
@@ -40,17 +40,29 @@ def test_headers_come_from_the_mapping_and_codes_by_their_names():
     df = pd.DataFrame({"hn_type": ["atom", "negate"], "n_blind_hard": [3, 0], "beats_surely": [True, False],
                        "some_column": [1, 2]})
     table = reporting.reading_table(df, headers={"some_column": "what it counts"})
-    assert _headers(table.html) == ["HN type", "blind-hard queries", "interval clear of chance", "what it counts"]
+    assert _headers(table.html) == ["HN type", "blind-hard queries", "checkpoints below the interval", "what it counts"]
     assert _cells(table.html) == [["HN-Atom", "3", "yes", "1"], ["HN-Neg", "0", "no", "2"]]
+    both = reporting.reading_table(pd.DataFrame({"model": ["m/k"], "display": ["M"]}))
+    assert _headers(both.html) == ["model", "model, as named"]             # two columns never share a header
     unnamed = reporting.reading_table(pd.DataFrame({"mean_words": [1.5]}))
     assert _headers(unnamed.html) == ["mean words"]
 
 
+def test_decimals_follow_the_column_unless_given():
+    df = pd.DataFrame({"rounded": [12.3, 4.0, 0.5], "raw": [1 / 3, 2.0, 0.25], "p_value": [0.000012, 0.5, 0.0]})
+    assert _cells(reporting.reading_table(df).html) == [["12.3", "0.333", "1.2e-05"], ["4.0", "2.000", "0.500"],
+                                                        ["0.5", "0.250", "0.000"]]
+    assert _cells(reporting.reading_table(df, digits=1).html)[0] == ["12.3", "0.3", "1.2e-05"]
+
+
 def test_no_row_numbers_but_a_named_index_is_a_column():
     df = pd.DataFrame({"r1": [10.0, 20.5]}, index=[7, 8])
-    assert _cells(reporting.reading_table(df).html) == [["10.00"], ["20.50"]]     # no 7, 8: row labels only
+    assert _cells(reporting.reading_table(df, digits=2).html) == [["10.00"], ["20.50"]]     # no 7, 8: row numbers
     plain = pd.DataFrame({"r1": [10.5, 20.5]})
-    assert _cells(reporting.reading_table(plain).html) == [["10.50"], ["20.50"]]
+    assert _cells(reporting.reading_table(plain, digits=2).html) == [["10.50"], ["20.50"]]
+    labelled = pd.DataFrame({"atom": [3], "swap": [4]}, index=["examples"])     # a transposed count: its label kept
+    assert _headers(reporting.reading_table(labelled).html) == ["", "HN-Atom", "HN-Swap"]
+    assert _cells(reporting.reading_table(labelled).html) == [["examples", "3", "4"]]
     wide = pd.DataFrame({"split": ["SC", "UC"], "model": ["m", "m"], "r1": [50.5, 40.25]}).pivot_table(
         index="model", columns="split", values="r1")
     table = reporting.reading_table(wide, digits=1)

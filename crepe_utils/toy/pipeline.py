@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 import time
 from importlib.metadata import version
@@ -33,6 +34,7 @@ from ..textfile import parse_json
 from ..atomic import write_json
 from ..evaluation import evaluate
 from ..errors import CrepeError
+from ..kernel import in_notebook_kernel
 from . import numerics
 from ..benchmarks.crepe import queries as Q, raw
 from .build import DEFAULT_HELD_OUT, TRAIN_DATA, WorldConfig, build_world
@@ -273,7 +275,7 @@ def pipeline(out, world_cfg: WorldConfig, train_cfg: TrainConfig, until: str = "
     model, cached = _run_stage(model_dir, "model", keys["model"], model_cfg,
                                lambda f: _train_stage(world_dir, f, train_cfg, progress), force)
     _report("model", model_dir, cached)
-    print(f"  training: {model['seconds']} s, final loss {model['final_loss']:.3f}, in-batch accuracy "
+    _say(f"  training: {model['seconds']} s, final loss {model['final_loss']:.3f}, in-batch accuracy "
           f"{100 * model['val_accuracy']:.1f} % among {model['val_k']} "
           f"(chance {100 * model['val_chance']:.1f} %)")
     if until == "model":
@@ -284,7 +286,7 @@ def pipeline(out, world_cfg: WorldConfig, train_cfg: TrainConfig, until: str = "
                                  lambda f: evaluate_toy(world_dir, model_dir, model, f, train_cfg.seed, progress,
                                                         train_cfg.threads), force)
     _report("results", results_dir, cached)
-    print(headline(results))
+    _say(headline(results))
     return results
 
 
@@ -298,4 +300,13 @@ def _train_stage(world_dir: Path, folder: Path, config: TrainConfig, progress: b
 def _report(stage: str, folder: Path, cached: bool) -> None:
     record = _record(folder) or {}
     how = "cached" if cached else f"computed in {record.get('seconds', '?')} s"
-    print(f"{stage:>8}: {folder} ({how}; key {record.get('key', '')[:12]})", flush=True)
+    _say(f"{stage:>8}: {folder} ({how}; key {record.get('key', '')[:12]})")
+
+
+def _say(line: str) -> None:
+    """A stage's report: printed on a terminal or a log; in a notebook kernel sent to the ``crepe_utils.toy``
+    logger instead (not shown unless a handler is set), as the notebook shows the same results as its own tables."""
+    if in_notebook_kernel():
+        logging.getLogger("crepe_utils.toy").info(line)
+    else:
+        print(line, flush=True)
