@@ -9,6 +9,8 @@ query worked through, the rank rule and its tie policies, Recall@K, and a reader
 ``candidate_table`` / ``rank_table``  its candidates and scores; per scorer, the rank of the positive
 ``tie_table``       Recall@1 of each scorer on one file under each tie policy, beside chance
 ``recall_table``    Recall@K of each scorer on one file, K = 1 … the candidates per query
+``model_scoring``   how the toy model scores a query: image and caption embeddings, their cosines
+``swap_words``      how many HN-Swap negatives only reorder the positive's words
 ``reader_table``    a reader's caption and negatives, as each blind scorer (and the toy model) ranks them
 ``exercises``, ``notebook_map``  Markdown generated from those tables (every number in it is computed)
 
@@ -343,6 +345,120 @@ def toy_scores(model: ToyModel, image_id: str, texts) -> np.ndarray:
     picture = open_rgb(toy_picture(model, image_id))
     image = encode_images(model.loaded, [crop(picture, (0.0, 0.0, float(picture.width), float(picture.height)))])
     return encode_texts(model.loaded, list(texts)) @ image[0]
+
+
+@dataclass(frozen=True)
+class ModelScoring:
+    """How the toy model scores one query: its picture region's embedding, each candidate's, their cosines."""
+
+    query: Query
+    picture: Path
+    image: np.ndarray            #: the region's embedding (length 1)
+    texts: np.ndarray            #: one embedding per candidate, the positive first (each of length 1)
+
+    @property
+    def cosine(self) -> np.ndarray:
+        """Each candidate's cosine similarity with the region: the dot product of two vectors of length 1."""
+        return self.texts.astype(np.float64) @ self.image.astype(np.float64)
+
+
+def model_scoring(toy: ToyModel | str) -> ModelScoring | str:
+    """The toy model on the toy world's first systematicity HN-Atom query (seen compounds): the region's and each
+    candidate's embedding; the one line of :func:`load_toy_model` when there is no model."""
+    if isinstance(toy, str):
+        return toy
+    query = next(q for q in crepe_queries.load_systematicity(toy.world, "toy", ["atom"]).queries if q.split == "SC")
+    picture = toy_picture(toy, query.image_id)
+    image = encode_images(toy.loaded, [crop(open_rgb(picture), query.box)])[0]
+    return ModelScoring(query, picture, image, encode_texts(toy.loaded, list(query.candidates)))
+
+
+#: coordinates of each embedding shown in the table (of all of them)
+SHOWN_COORDINATES = 4
+
+
+def scoring_table(scoring: ModelScoring) -> pd.DataFrame:
+    """One row for the region and one per candidate: the first coordinates of its embedding, its length, and
+    (candidates) the cosine with the region and the rank it gives (1: the model's choice; strict)."""
+    vectors = np.vstack([scoring.image[None, :], scoring.texts]).astype(np.float64)
+    cosine = scoring.cosine
+    table = pd.DataFrame({"what": ["the image region"] + ["positive"] + [f"negative {k}" for k in
+                                                                          range(1, len(cosine))],
+                          "text": [f"image {scoring.query.image_id}"] + list(scoring.query.candidates)})
+    for d in range(SHOWN_COORDINATES):
+        table[f"coordinate {d + 1}"] = np.round(vectors[:, d], 3)
+    table["length"] = np.round(np.linalg.norm(vectors, axis=1), 3)
+    table["cosine with the image"] = [np.nan] + list(np.round(cosine, 3))
+    higher = [np.nan] + [1 + int(np.sum(np.delete(cosine, k) >= cosine[k])) for k in range(len(cosine))]
+    table["rank"] = pd.array(higher, dtype="Int64")
+    return table
+
+
+def scoring_text(scoring: ModelScoring) -> str:
+    """What the table shows, from its numbers: the embeddings' size, the positive's cosine, the best negative's,
+    and whether the model answers the query."""
+    q, cosine = scoring.query, scoring.cosine
+    best = 1 + int(np.argmax(cosine[1:]))
+    rank = ranks_of(cosine)["rank (strict)"]
+    md = escaping.markdown
+    verdict = ("the positive scores highest, so the model answers this query (a hit at Recall@1)" if rank == 1 else
+               f"a negative scores higher, so the model misses this query: the positive ranks {rank} of {len(cosine)}")
+    return (f"The model turns the image region (image {md(q.image_id)} of the toy world) into "
+            f"{len(scoring.image)} numbers, its *embedding*, and each caption into {len(scoring.image)} numbers "
+            f"too; the table shows the first {SHOWN_COORDINATES} of each. Every embedding has length 1, so the dot "
+            "product of the image's and a caption's embedding is the *cosine similarity* of the two: 1 when they "
+            "point the same way, 0 when they are unrelated. That cosine is the caption's score. The positive "
+            f"“{md(q.positive)}” scores {cosine[0]:.3f}; the highest negative, “{md(q.candidates[best])}”, scores "
+            f"{cosine[best]:.3f}: {verdict}. The rank rule below is the same whether the scores come from a model "
+            "or from a blind scorer.")
+
+
+def scoring_figure(scoring: ModelScoring, title: str):
+    """The image region the model sees, beside each candidate's cosine with it (the positive in orange)."""
+    import matplotlib.pyplot as plt
+
+    cosine = np.round(scoring.cosine, 4)          # the drawing does not move with a last bit of the arithmetic
+    fig, (pic, bars) = plt.subplots(1, 2, figsize=(7.2, 0.5 * len(cosine) + 1.9),
+                                    gridspec_kw={"width_ratios": [1, 2.6]})
+    pic.imshow(crop(open_rgb(scoring.picture), scoring.query.box), interpolation="nearest")
+    pic.set_axis_off()
+    pic.set_title(f"image {scoring.query.image_id}", fontsize=10)
+    labels = ["positive: " + _wrapped(scoring.query.positive, 24)] + [
+        f"negative {k}: " + _wrapped(t, 24) for k, t in enumerate(scoring.query.negatives, 1)]
+    y = np.arange(len(cosine))[::-1]
+    bars.barh(y, cosine, color=[_POSITIVE] + [_NEGATIVE] * (len(cosine) - 1))
+    for yi, c in zip(y, cosine):
+        bars.text(c, yi, f" {c:.3f}", va="center", fontsize=9)
+    bars.set_yticks(y, labels, fontsize=9)
+    bars.set_xlim(min(0.0, float(cosine.min()) - 0.05), float(cosine.max()) + 0.15)
+    bars.set_xlabel("cosine similarity with the image")
+    bars.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def swap_words(source: Source, complexity: int | None = None) -> dict:
+    """Of the HN-Swap negatives (of one complexity, or all), how many use exactly the positive's words in another
+    order (a permutation, case aside) and how many bring in a word the positive does not have."""
+    total = same = 0
+    for q in source.queries:
+        if q.hn_type != "swap" or (complexity is not None and q.complexity != complexity):
+            continue
+        words = sorted(blind.UNCASED.words(q.positive))
+        for negative in q.negatives:
+            total += 1
+            same += sorted(blind.UNCASED.words(negative)) == words
+    return {"negatives": total, "permutations": same, "new words": total - same}
+
+
+def swap_text(counts: dict, where: str) -> str:
+    """The HN-Swap definition checked against the data: how many negatives only reorder the positive's words."""
+    if not counts["negatives"]:
+        return ""
+    return (f"**HN-Swap in the data.** Of the {counts['negatives']:,} HN-Swap negatives in {where}, "
+            f"{counts['permutations']:,} ({_pct(100 * counts['permutations'] / counts['negatives'])}) use exactly the "
+            f"positive's words in another order; the other {counts['new words']:,} also bring in a word the positive "
+            "does not have, as some of those above do.")
 
 
 def reader_table(caption: str, negatives, scored: Scored, toy: ToyModel | None = None,
