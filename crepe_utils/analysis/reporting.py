@@ -34,6 +34,39 @@ STATUS_MARKS = {"pass": "✅ pass", "fail": "❌ fail", "paper inconsistency": "
                 "holds in part": "◐ holds in part", "needs data": "… needs data"}
 
 
+# ------------------------------------------------------------------------------ figures readable at column width
+#
+# A page shows a figure's PNG at its pixel size, shrunk to the content column when wider. Text of ``f`` points in a
+# figure ``w`` inches wide saved at ``dpi`` is ``f * dpi / 72`` pixels high in the PNG; shown at column width it is
+# that times ``min(1, COLUMN_PX / (w * dpi))`` CSS pixels, and a CSS pixel is 3/4 of a point (96 px, 72 pt an inch).
+# So when a figure is shrunk its text shows at ``f * COLUMN_PX * 3 / (4 * 72 * w)`` points, whatever its dpi: a
+# figure may be at most ``f * COLUMN_PX / (96 * MIN_SHOWN_PT)`` inches wide for its smallest text ``f`` to stay
+# at MIN_SHOWN_PT. With 9-point text in a 750-pixel column that is 7.81 inches.
+
+#: The reading view's content column, in CSS pixels (the book's column is 700 to 800 px; the wider end is assumed,
+#: as a narrower column shrinks every figure wider than it by the same factor).
+COLUMN_PX = 750
+#: The smallest text a figure may show at column width, in points.
+MIN_SHOWN_PT = 9.0
+#: The smallest font size a figure should draw text with, in points (the style's own sizes are larger: its tick
+#: labels are 10.45 points).
+MIN_FONT_PT = 9.0
+#: The PNG's resolution.
+SAVE_DPI = 150
+
+
+def shown_pt(font_pt: float, width_in: float, dpi: float = SAVE_DPI) -> float:
+    """The size, in points, at which text of ``font_pt`` shows in a figure ``width_in`` inches wide saved at ``dpi``,
+    displayed at its pixel size or shrunk to :data:`COLUMN_PX`."""
+    pixels = width_in * dpi
+    return font_pt * dpi / 72 * min(1.0, COLUMN_PX / pixels) * 72 / 96
+
+
+def max_width_in(font_pt: float = MIN_FONT_PT) -> float:
+    """The widest a figure may be, in inches, for text of ``font_pt`` to show at :data:`MIN_SHOWN_PT`."""
+    return font_pt * COLUMN_PX / (96 * MIN_SHOWN_PT)
+
+
 def set_style() -> None:
     """The seaborn style of every figure in the project (and, in a notebook kernel, every table in the reading
     view's form: :func:`use_reading_tables`)."""
@@ -41,7 +74,7 @@ def set_style() -> None:
     import seaborn as sns
     sns.set_theme(context="notebook", style="whitegrid", font_scale=0.95)
     mpl.rcParams.update({
-        "figure.dpi": 110, "savefig.dpi": 150, "savefig.bbox": "tight",
+        "figure.dpi": 110, "savefig.dpi": SAVE_DPI, "savefig.bbox": "tight",
         "axes.titleweight": "bold", "axes.titlesize": 11, "legend.frameon": False,
         "svg.hashsalt": "crepe-companion", "svg.fonttype": "none",
         "text.parse_math": False,            # a '$' in a caption or a model's name is a dollar sign

@@ -299,6 +299,9 @@ def recall_text(recall: pd.DataFrame) -> str:
             return f"the top {int(ks.min())}" if len(ks) else "no K"
         lines.append(f"- `{name}`: Recall@1 {_pct(g['R@K'].iloc[0])}; half the positives are within "
                      f"{first_k(50.0)}, all within {first_k(100.0)} (of {int(g['K'].max())} candidates).")
+    for name, earlier in coinciding(recall).items():
+        lines.append(f"- `{name}` has the same Recall@K as `{earlier}` at every K: in the figure their lines coincide "
+                     f"(hollow markers, nudged right, mark `{name}`).")
     return "\n".join(lines) + "\n"
 
 
@@ -385,7 +388,7 @@ def scoring_table(scoring: ModelScoring) -> pd.DataFrame:
     table = pd.DataFrame({"what": ["the image region"] + ["positive"] + [f"negative {k}" for k in
                                                                           range(1, len(cosine))],
                           "text": [f"image {scoring.query.image_id}"] + list(scoring.query.candidates)})
-    for d in range(SHOWN_COORDINATES):
+    for d in range(min(SHOWN_COORDINATES, vectors.shape[1])):
         table[f"coordinate {d + 1}"] = np.round(vectors[:, d], 3)
     table["length"] = np.round(np.linalg.norm(vectors, axis=1), 3)
     table["cosine with the image"] = [np.nan] + list(np.round(cosine, 3))
@@ -405,7 +408,7 @@ def scoring_text(scoring: ModelScoring) -> str:
                f"a negative scores higher, so the model misses this query: the positive ranks {rank} of {len(cosine)}")
     return (f"The model turns the image region (image {md(q.image_id)} of the toy world) into "
             f"{len(scoring.image)} numbers, its *embedding*, and each caption into {len(scoring.image)} numbers "
-            f"too; the table shows the first {SHOWN_COORDINATES} of each. Every embedding has length 1, so the dot "
+            f"too; the table shows the first {min(SHOWN_COORDINATES, len(scoring.image))} of each. Every embedding has length 1, so the dot "
             "product of the image's and a caption's embedding is the *cosine similarity* of the two: 1 when they "
             "point the same way, 0 when they are unrelated. That cosine is the caption's score. The positive "
             f"“{md(q.positive)}” scores {cosine[0]:.3f}; the highest negative, “{md(q.candidates[best])}”, scores "
@@ -455,10 +458,12 @@ def swap_text(counts: dict, where: str) -> str:
     """The HN-Swap definition checked against the data: how many negatives only reorder the positive's words."""
     if not counts["negatives"]:
         return ""
-    return (f"**HN-Swap in the data.** Of the {counts['negatives']:,} HN-Swap negatives in {where}, "
-            f"{counts['permutations']:,} ({_pct(100 * counts['permutations'] / counts['negatives'])}) use exactly the "
-            f"positive's words in another order; the other {counts['new words']:,} also bring in a word the positive "
-            "does not have, as some of those above do.")
+    head = f"**HN-Swap in the data.** Of the {counts['negatives']:,} HN-Swap negatives in {where}, "
+    if not counts["new words"]:
+        return head + "every one uses exactly the positive's words in another order."
+    return (head + f"{counts['permutations']:,} ({_pct(100 * counts['permutations'] / counts['negatives'])}) use "
+            f"exactly the positive's words in another order; the other {counts['new words']:,} also bring in a word "
+            "the positive does not have.")
 
 
 def reader_table(caption: str, negatives, scored: Scored, toy: ToyModel | None = None,
@@ -512,55 +517,76 @@ def _wrapped(text: str, width: int = 44) -> str:
 
 
 def worked_figure(table: pd.DataFrame, title: str):
-    """One panel per scorer: each candidate's score (the positive in orange); equal scores share a column."""
+    """One panel per scorer, two panels a row: each candidate's score (the positive in orange); equal scores share
+    a column. The candidates are named as in the table above it (their texts are there)."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     scorers = [c for c in table.columns if c.startswith("blind:")]
-    fig, axes = plt.subplots(1, len(scorers), figsize=(3.1 * len(scorers) + 3.2, 0.42 * len(table) + 1.6),
-                             sharey=True)
+    columns = 2 if len(scorers) > 1 else 1
+    rows = -(-len(scorers) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(7.4, rows * (0.3 * len(table) + 1.5) + 0.6), sharey=True,
+                             squeeze=False)
     y = np.arange(len(table))[::-1]
-    labels = [f"{c}: {_wrapped(t)}" for c, t in zip(table["candidate"], table["text"])]
-    for ax, name in zip(np.atleast_1d(axes), scorers):
+    for ax, name in zip(axes.flat, scorers):
         s = table[name].to_numpy(dtype=float)
         colours = [_POSITIVE] + [_NEGATIVE] * (len(s) - 1)
         ax.scatter(s, y, c=colours, s=46, zorder=3)
         ax.axvline(s[0], color=_POSITIVE, lw=0.8, ls=":", zorder=2)
         r = ranks_of(s)
-        ax.set_title(f"{name}\nstrict rank {r['rank (strict)']}, ties {r['tied']}", fontsize=9.5)
+        ax.set_title(f"{name}: strict rank {r['rank (strict)']}, ties {r['tied']}", fontsize=10)
         ax.set_xlabel("score (higher: more likely true)")
         span = max(float(np.ptp(s)), 1.0)
         ax.set_xlim(s.min() - 0.15 * span, s.max() + 0.15 * span)
-    first = np.atleast_1d(axes)[0]
-    first.set_yticks(y, labels, fontsize=9)
-    fig.suptitle(title, fontweight="bold")
+        ax.set_yticks(y, list(table["candidate"]))
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+    for ax in list(axes.flat)[len(scorers):]:
+        ax.set_axis_off()
+    fig.suptitle("\n".join(textwrap.wrap(escaping.visible(title), 64)), fontweight="bold")
     fig.tight_layout()
     return fig
 
 
+def coinciding(recall: pd.DataFrame) -> dict[str, str]:
+    """Scorer → the earlier scorer whose Recall@K equals its own at every K (their lines coincide)."""
+    curves = {name: tuple(g["R@K"]) for name, g in recall.groupby("scorer", sort=False)}
+    same = {}
+    for i, (name, curve) in enumerate(curves.items()):
+        earlier = next((other for other, c in list(curves.items())[:i] if c == curve), None)
+        if earlier is not None:
+            same[name] = same.get(earlier, earlier)
+    return same
+
+
 def ties_recall_figure(ties: pd.DataFrame, recall: pd.DataFrame, title: str):
-    """Left: Recall@1 of each scorer under each tie policy, chance dashed. Right: Recall@K against K."""
+    """Top: Recall@1 of each scorer under each tie policy, chance dashed. Bottom: Recall@K against K; a scorer
+    whose curve is another's is drawn with hollow markers, nudged aside, and says so in the legend."""
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12.5, 4.3), gridspec_kw={"width_ratios": [1.25, 1]})
+    fig, (left, right) = plt.subplots(2, 1, figsize=(7.4, 9.4), gridspec_kw={"height_ratios": [1.1, 1]})
     x = np.arange(len(ties))
     width = 0.8 / len(POLICIES)
     for j, policy in enumerate(POLICIES):
         bars = left.bar(x + (j - 1) * width, ties[f"R@1 {policy}"], width, label=policy, color=_POLICY_COLOURS[policy])
-        left.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)
+        left.bar_label(bars, fmt="%.0f", fontsize=9, padding=1)
     for xi, c in zip(x, ties["chance"]):
         left.hlines(c, xi - 0.45, xi + 0.45, color="black", ls="--", lw=1)
-    left.set_xticks(x, ties["scorer"], fontsize=9)
-    left.set(ylabel="Recall@1 (%)", ylim=(0, 108), title="Recall@1 under each tie policy (dashed: chance)")
-    left.legend(title="tie policy", fontsize=8, title_fontsize=8, loc="upper center", ncols=3,
-                bbox_to_anchor=(0.5, -0.11))
-    for (name, g), style in zip(recall.groupby("scorer", sort=False), ("-", "--", "-.", ":") * 4):
-        right.plot(g["K"], g["R@K"], ls=style, marker="o", ms=3, label=name)
+    left.set_xticks(x, ties["scorer"])
+    left.set(ylabel="Recall@1 (%)", ylim=(0, 115), title="Recall@1 under each tie policy (dashed: chance)")
+    left.legend(title="tie policy", loc="upper center", ncols=3, bbox_to_anchor=(0.5, -0.1))
+    same = coinciding(recall)
+    markers = ("o", "s", "^", "D", "v", "P") * 4
+    for k, ((name, g), style) in enumerate(zip(recall.groupby("scorer", sort=False), ("-", "--", "-.", ":") * 4)):
+        nudge = 0.12 * sum(1 for n in list(same)[: list(same).index(name) + 1]) if name in same else 0.0
+        label = f"{name} (same as {same[name]}: the lines coincide)" if name in same else name
+        right.plot(g["K"] + nudge, g["R@K"], ls=style, marker=markers[k], ms=7 if name in same else 5,
+                   mfc="none" if name in same else None, label=label)
     chance = recall.drop_duplicates("K")
     right.plot(chance["K"], chance["chance"], color="black", ls="--", lw=1, label="chance")
     right.set(xlabel="K", ylabel="Recall@K (%), strict", ylim=(0, 108), xticks=chance["K"],
               title="Recall@K: the positive within the top K")
-    right.legend(fontsize=8, loc="lower right")
-    fig.suptitle(title, fontweight="bold")
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2)
+    fig.suptitle("\n".join(textwrap.wrap(escaping.visible(title), 64)), fontweight="bold")
     fig.tight_layout()
     return fig
 

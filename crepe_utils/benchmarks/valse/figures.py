@@ -26,11 +26,11 @@ def published(results: pd.DataFrame):
     if "acc" in wide:
         ax.barh([k - 0.18 for k in y], wide["acc"], height=0.36, label="accuracy (acc)")
     ax.axvline(50, color="0.4", ls="--", lw=1)
-    ax.text(50, len(wide) - 0.4, " acc_r chance", color="0.35", fontsize=8, va="bottom")
+    ax.text(50, len(wide) - 0.4, " acc_r chance", color="0.35", fontsize=9, va="bottom")
     ax.set(yticks=list(y), yticklabels=list(wide.index), xlim=(0, 100), ylim=(-0.6, len(wide) + 0.2),
            xlabel="average over VALSE's pieces (%), as published",
            title="VALSE's results table (Parcalabescu et al., ACL 2022)")
-    ax.legend(loc="upper right", fontsize=8, framealpha=0.95)
+    ax.legend(loc="upper right", fontsize=9, framealpha=0.95)
     fig.tight_layout()
     return fig
 
