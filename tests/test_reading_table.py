@@ -86,3 +86,26 @@ def test_a_notebook_shows_it_as_html(monkeypatch):
     monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
     reporting.show_table(pd.DataFrame({"n_queries": [3.0]}))
     assert shown and shown[0]._repr_html_().startswith('<table class="reading">')
+
+
+def test_in_a_kernel_every_displayed_dataframe_is_a_reading_table(monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    monkeypatch.setattr(reporting, "in_notebook_kernel", lambda: True)
+    monkeypatch.setattr("IPython.get_ipython", lambda: shell)
+    html_formatter = shell.display_formatter.formatters["text/html"]
+    plain_formatter = shell.display_formatter.formatters["text/plain"]
+    before = (html_formatter.type_printers.get(pd.DataFrame), plain_formatter.type_printers.get(pd.DataFrame))
+    try:
+        assert reporting.use_reading_tables()
+        data, _ = shell.display_formatter.format(pd.DataFrame({"n_queries": [676.0, np.nan]}))
+        assert data["text/html"].startswith('<table class="reading">') and ">676<" in data["text/html"]
+        assert "676.0" not in data["text/plain"] and "NaN" not in data["text/plain"] and "| queries |" in data["text/plain"]
+    finally:
+        for formatter, printer in zip((html_formatter, plain_formatter), before):
+            formatter.type_printers.pop(pd.DataFrame, None)
+            if printer is not None:
+                formatter.type_printers[pd.DataFrame] = printer
+    monkeypatch.setattr(reporting, "in_notebook_kernel", lambda: False)
+    assert not reporting.use_reading_tables()                   # a script's tables are left as they are
