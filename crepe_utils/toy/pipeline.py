@@ -27,13 +27,14 @@ import json
 import logging
 import shutil
 import time
+import warnings
 from importlib.metadata import version
 from pathlib import Path
 
 from ..textfile import parse_json
 from ..atomic import write_json
 from ..evaluation import evaluate
-from ..errors import CrepeError
+from ..errors import CrepeError, CrepeWarning, warning_line
 from ..kernel import in_notebook_kernel
 from . import numerics
 from ..benchmarks.crepe import queries as Q, raw
@@ -259,7 +260,24 @@ def run(args) -> int:
 def pipeline(out, world_cfg: WorldConfig, train_cfg: TrainConfig, until: str = "results", force: bool = False,
              progress: bool = True) -> dict | None:
     """Build the world, train the model and evaluate it under ``out`` (each stage reused when its key matches);
-    the results stage's summary (None when stopped earlier, ``until``)."""
+    the results stage's summary (None when stopped earlier, ``until``). In a notebook kernel the package's warnings
+    (such as the toy world's n = 4 swap set having no query) go to the ``crepe_utils.toy`` logger with the stage
+    reports, not into the page."""
+    if not in_notebook_kernel():
+        return _pipeline(out, world_cfg, train_cfg, until, force, progress)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CrepeWarning)
+        summary = _pipeline(out, world_cfg, train_cfg, until, force, progress)
+    for w in caught:
+        if issubclass(w.category, CrepeWarning):
+            _say(warning_line(w.message))
+        else:                                             # not ours: shown as Python shows it
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return summary
+
+
+def _pipeline(out, world_cfg: WorldConfig, train_cfg: TrainConfig, until: str, force: bool,
+              progress: bool) -> dict | None:
     out = Path(out)
     world_dir, model_dir, results_dir = (out / s for s in STAGES)
     numerics.pin_environment()     # before anything below imports torch
