@@ -27,7 +27,7 @@ NOT_YET = {
     "systematicity_sc_uc": "02", "toy_blind_systematicity": "07 (toy)", "toy_productivity_curves": "03 (toy)",
     "toy_raw_false_negatives": "03 (toy)", "toy_systematicity_blind": "02 (toy)",
     "toy_systematicity_delta_evaluated": "02 (toy)", "toy_world_examples": "06", "toy_world_productivity": "06",
-    "toy_world_systematicity_blind": "06", "valse_blind": "09", "valse_negation": "09", "winoground_vs_crepe": "05",
+    "toy_world_systematicity_blind": "06", "winoground_vs_crepe": "05",
     "winoground_table3": "05",
 }
 

@@ -610,24 +610,24 @@ def reader_figure(table: pd.DataFrame, picture: Path | None, title: str):
 
     columns = [c for c in table.columns if c.startswith("blind:") or c == "toy model"]
     ranks = pd.DataFrame({c: table[c].rank(ascending=False, method="max").astype(int) for c in columns})
-    fig, axes = plt.subplots(1, 2 if picture else 1, figsize=(11.5 if picture else 9, 0.45 * len(table) + 1.8),
+    fig, axes = plt.subplots(1, 2 if picture else 1, figsize=(7.4, 0.55 * len(table) + 2.0),
                              gridspec_kw={"width_ratios": [1, 3.2]} if picture else None)
     axes = np.atleast_1d(axes)
     if picture is not None:
         with Image.open(picture) as img:
             axes[0].imshow(img.convert("RGB"))
         axes[0].set_axis_off()
-        axes[0].set_title("the toy model's picture", fontsize=9.5)
+        axes[0].set_title("the toy model's\npicture", fontsize=10)
     ax = axes[-1]
     ax.imshow(ranks.to_numpy(), cmap="Blues_r", vmin=1, vmax=len(table) + 1, aspect="auto")
     for (i, j), r in np.ndenumerate(ranks.to_numpy()):
         ax.text(j, i, str(r), ha="center", va="center", fontsize=9,
                 color="white" if r == 1 else "black", fontweight="bold" if i == 0 else "normal")
-    ax.set_xticks(range(len(columns)), columns, fontsize=9)
-    ax.set_yticks(range(len(table)), [f"{c}: {_wrapped(t, 52)}" for c, t in zip(table["candidate"], table["text"])],
-                  fontsize=8.5)
+    ax.set_xticks(range(len(columns)), [c.replace("blind:", "blind:\n") for c in columns], fontsize=9)
+    ax.set_yticks(range(len(table)), [f"{c}:\n{_wrapped(t, 30)}" for c, t in zip(table["candidate"], table["text"])],
+                  fontsize=9)
     ax.grid(False)
-    ax.set_title(title, fontsize=10)
+    ax.set_title("\n".join(textwrap.wrap(escaping.visible(title), 48)), fontsize=10)
     fig.tight_layout()
     return fig
 
