@@ -109,8 +109,12 @@ def curves_figure(prod_eval: pd.DataFrame, pub: pd.DataFrame):
     evaluations; chance dashed."""
     kinds = set(prod_eval["kind"])
     types = [t for t in HN_TYPES + ["all"] if t in set(prod_eval["hn_type"])]
-    fig, axes = plt.subplots(1, len(types), figsize=(3.6 * len(types), 3.9), sharey=True, squeeze=False)
-    for ax, t in zip(axes[0], types):
+    ncols = 2 if len(types) > 1 else 1
+    nrows = -(-len(types) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.4, 3.3 * nrows + 1.2), sharey=True, squeeze=False)
+    for ax in axes.flat[len(types):]:
+        ax.set_axis_off()
+    for ax, t in zip(axes.flat, types):
         d = prod_eval[prod_eval["hn_type"] == t]
         for model, g in d.groupby("model", sort=False):
             g = g.sort_values("complexity")
@@ -122,10 +126,11 @@ def curves_figure(prod_eval: pd.DataFrame, pub: pd.DataFrame):
                 ax.plot(ends["complexity"], ends["r1"], "x", color="black", ms=6)
         ax.plot(d["complexity"], d["chance_r1"], color="grey", ls="--", lw=1)
         ax.set(title=HN_LABELS[t], xlabel="complexity n", xticks=sorted(set(d["complexity"].astype(int))))
-    axes[0][0].set_ylabel("Recall@1 (%), 95% CI")
-    axes[0][0].legend(fontsize=7, loc="upper right")
-    tag = (" — TOY WORLD (synthetic; not comparable to the paper)" if kinds == {"toy"} else
-           " — FIXTURE (synthetic test data)" if "fixture" in kinds else "")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("Recall@1 (%), 95% CI")
+    axes[0][0].legend(fontsize=9, loc="upper right")
+    tag = ("\nTOY WORLD (synthetic; not comparable to the paper)" if kinds == {"toy"} else
+           "\nFIXTURE (synthetic test data)" if "fixture" in kinds else "")
     fig.suptitle("Recall@1 against complexity, evaluated" + tag + "  (dashed: chance"
                  + ("; ×: published)" if kinds == {"evaluated"} else ")"), fontweight="bold")
     fig.tight_layout()
