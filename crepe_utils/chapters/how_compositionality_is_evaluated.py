@@ -518,7 +518,8 @@ def _wrapped(text: str, width: int = 44) -> str:
 
 def worked_figure(table: pd.DataFrame, title: str):
     """One panel per scorer, two panels a row: each candidate's score (the positive in orange); equal scores share
-    a column. The candidates are named as in the table above it (their texts are there)."""
+    a column. The candidates are named as in the table above it (their texts are there); the title quotes the
+    positive."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
@@ -542,7 +543,9 @@ def worked_figure(table: pd.DataFrame, title: str):
         ax.xaxis.set_major_locator(MaxNLocator(4))
     for ax in list(axes.flat)[len(scorers):]:
         ax.set_axis_off()
-    fig.suptitle("\n".join(textwrap.wrap(escaping.visible(title), 64)), fontweight="bold")
+    positive = "positive: “" + escaping.visible(str(table["text"].iloc[0])) + "”"   # the texts: the table above
+    fig.suptitle("\n".join(textwrap.wrap(escaping.visible(title), 64) + textwrap.wrap(positive, 72)),
+                 fontweight="bold")
     fig.tight_layout()
     return fig
 
