@@ -267,7 +267,9 @@ def test_a_hostile_caption_is_text_on_every_page_table_and_figure(tmp_path):
     for stem, parameters in runs.items():
         execute(ROOT / "notebooks" / f"{stem}.ipynb", build / f"{stem}.ipynb", {**parameters, **common})
     shown = nbformat.read(build / "00_how_compositionality_is_evaluated.ipynb", as_version=4)
-    assert any(PAYLOAD[:20] in str(o.get("data", {})) for c in shown.cells for o in c.get("outputs", []))
+    html_outputs = [str(o.get("data", {}).get("text/html", "")) for c in shown.cells for o in c.get("outputs", [])]
+    assert any(SHOWN_HTML in h for h in html_outputs)                 # the caption reached a table, escaped
+    assert not any("<script>alert" in h for h in html_outputs)        # and never as markup
 
     checks = pd.DataFrame({"benchmark": ["sugarcrepe"], "claim": [f"a claim about {PAYLOAD}"], "paper": ["1"],
                            "found": ["1"], "status": ["pass"], "detail": [PAYLOAD]})

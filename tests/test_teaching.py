@@ -206,3 +206,39 @@ def test_the_notebook_runs_offline_on_the_hand_written_example(tmp_path):
     markdown = "\n".join(o.get("data", {}).get("text/markdown", "") for o in outputs)
     assert "hand-written example" in markdown and "No toy world is built here" in markdown
     assert markdown.count("<summary>Answer</summary>") >= 5
+
+
+def test_hn_swap_negatives_are_counted_as_reorderings_or_new_words():
+    queries = (_query(1, "swap", 4, "dog on sofa", ["sofa on dog", "Dog On Sofa", "dog on cushion"], 2),
+               _query(1, "swap", 5, "a red cup", ["a cup red", "a red mug"], 3),
+               _query(1, "atom", 4, "dog on sofa", ["cat on sofa"], 4))
+    source = _source(queries)
+    # by hand: n = 4 holds two reorderings (case aside) and one new word; n = 5 one of each; atom is not counted
+    assert T.swap_words(source, 4) == {"negatives": 3, "permutations": 2, "new words": 1}
+    assert T.swap_words(source) == {"negatives": 5, "permutations": 3, "new words": 2}
+    assert "3 (60.0%)" in T.swap_text(T.swap_words(source), "a test file")
+    assert T.swap_text({"negatives": 0, "permutations": 0, "new words": 0}, "x") == ""
+
+
+def test_coinciding_recall_curves_are_named_once_each():
+    import pandas as pd
+    recall = pd.DataFrame({"scorer": ["a"] * 3 + ["b"] * 3 + ["c"] * 3 + ["d"] * 3,
+                           "K": [1, 2, 3] * 4,
+                           "R@K": [0, 0, 100, 0, 0, 100, 10, 50, 100, 0, 0, 100]})
+    assert T.coinciding(recall) == {"b": "a", "d": "a"}
+    assert "`b` has the same Recall@K as `a`" in T.recall_text(recall)
+
+
+def test_a_model_scores_a_caption_by_the_cosine_of_two_unit_vectors():
+    q = _query(7, "atom", 4, "a b", ["c d", "e f"], 2)
+    image = np.array([0.6, 0.8, 0.0], dtype=np.float32)
+    texts = np.array([[0.6, 0.8, 0.0], [0.0, 1.0, 0.0], [0.8, 0.6, 0.0]], dtype=np.float32)
+    scoring = T.ModelScoring(q, Path("unused.jpg"), image, texts)
+    # cosines by hand: 0.36 + 0.64 = 1.0, 0.8, 0.48 + 0.48 = 0.96
+    assert scoring.cosine == pytest.approx([1.0, 0.8, 0.96])
+    table = T.scoring_table(scoring)
+    assert list(table["rank"].iloc[1:]) == [1, 3, 2] and table["rank"].isna().iloc[0]
+    assert list(table["length"]) == pytest.approx([1.0] * 4)
+    text = T.scoring_text(scoring)
+    assert "scores 1.000" in text and "“c d”, scores 0.960" not in text and "“e f”, scores 0.960" in text
+    assert "a hit at Recall@1" in text

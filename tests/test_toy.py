@@ -386,3 +386,44 @@ def test_pipeline_pins_cpu_numerics_whatever_the_machine_prefers(tmp_path):
     if shim is None:
         pytest.skip(f"compared without MKL's vector math perturbed: {why_not}")
     assert printed["a"] == "vector math elements: 0 1000"       # none in the pipeline; the control's 1000 after it
+
+
+def test_stage_reports_print_in_a_terminal_and_stay_out_of_a_notebook(monkeypatch, capsys, caplog):
+    import logging
+
+    from crepe_utils.toy import pipeline as toy_pipeline
+
+    monkeypatch.setattr(toy_pipeline, "in_notebook_kernel", lambda: False)
+    toy_pipeline._say("   world: results/toy/world (cached; key 0123456789ab)")
+    assert "cached; key" in capsys.readouterr().out
+    monkeypatch.setattr(toy_pipeline, "in_notebook_kernel", lambda: True)
+    with caplog.at_level(logging.INFO, logger="crepe_utils.toy"):
+        toy_pipeline._say("   world: results/toy/world (cached; key 0123456789ab)")
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""                # nothing lands in the notebook's output
+    assert [r.getMessage() for r in caplog.records] == ["   world: results/toy/world (cached; key 0123456789ab)"]
+
+
+def test_in_a_notebook_the_pipelines_warnings_join_its_log(monkeypatch, capsys, caplog):
+    import logging
+    import warnings
+
+    from crepe_utils.errors import CrepeWarning
+    from crepe_utils.toy import pipeline as toy_pipeline
+
+    def stages(*args):
+        warnings.warn(CrepeWarning("set hn_type=swap complexity=4 has no scored query"))
+        return {"done": True}
+
+    monkeypatch.setattr(toy_pipeline, "_pipeline", stages)
+    monkeypatch.setattr(toy_pipeline, "in_notebook_kernel", lambda: True)
+    with caplog.at_level(logging.INFO, logger="crepe_utils.toy"), warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        assert toy_pipeline.pipeline("unused", None, None) == {"done": True}
+    assert not shown and capsys.readouterr().err == ""
+    assert [r.getMessage() for r in caplog.records] == ["warning: set hn_type=swap complexity=4 has no scored query"]
+    monkeypatch.setattr(toy_pipeline, "in_notebook_kernel", lambda: False)
+    with warnings.catch_warnings(record=True) as shown:           # a terminal sees the warning as before
+        warnings.simplefilter("always")
+        toy_pipeline.pipeline("unused", None, None)
+    assert [str(w.message) for w in shown] == ["set hn_type=swap complexity=4 has no scored query"]

@@ -968,3 +968,17 @@ def test_released_existence_balances_negation_and_adversarial_counting_does_not(
     assert tuple(table.loc["coreference-standard", ["n", "wins"]]) == (708, 389)
     assert analysis.larger_number_wins(selected, "counting-adversarial") == {"n": 691, "wins": 691, "losses": 0,
                                                                               "ties": 0}
+
+
+def test_the_published_averages_sentence_states_the_table_values():
+    import pandas as pd
+
+    from crepe_utils.benchmarks.valse import analysis as va
+
+    table = pd.DataFrame({"model": ["A", "CLIP", "GPT-1", "GPT-2", "A"], "metric": ["acc_r"] * 4 + ["acc"],
+                          "value": [70.0, 64.0, 60.7, 61.5, 99.0]})
+    # by hand: A's 70.0 is the highest pairwise accuracy (its acc of 99.0 is another metric); the closer text-only
+    # baseline, GPT-2 at 61.5, is 64.0 - 61.5 = 2.5 points below CLIP
+    assert va.published_sentence(table) == (
+        "The highest average pairwise accuracy is A's (70.0); CLIP's is 64.0, and the paper's text-only baselines, "
+        "GPT-2 (61.5) and GPT-1 (60.7), come within 2.5 points of CLIP's average.")

@@ -67,10 +67,10 @@ def cross_figure(cross: pd.DataFrame):
     12 per HN type, each against its chance line (grey), with exact 95% intervals for published values."""
     cols = [("winoground", "text"), ("winoground", "group")] + [(h, n) for h in ("atom", "swap", "negate")
                                                                 for n in (4, 12)]
-    labels = ["Winoground\ntext", "Winoground\ngroup"] + [f"CREPE {HN_LABELS[h]}\nn = {n}" for h, n in cols[2:]]
+    labels = ["Wino-\nground\ntext", "Wino-\nground\ngroup"] + [f"{HN_LABELS[h]}\nn = {n}" for h, n in cols[2:]]
     chances = [25.0, 100 / 6] + [100 / 6] * 6
     groups = list(dict.fromkeys(zip(cross["display"], cross["source"], cross["kind"])))
-    fig, ax = plt.subplots(figsize=(11, 4.2))
+    fig, ax = plt.subplots(figsize=(7.4, 5.2))
     offsets = np.linspace(-0.25, 0.25, len(groups)) if len(groups) > 1 else [0.0]
     for (name, src, kind), dx, color in zip(groups, offsets, plt.get_cmap("tab10").colors):
         g = cross[(cross["display"] == name) & (cross["source"] == src)]
@@ -81,11 +81,11 @@ def cross_figure(cross: pd.DataFrame):
                     label=f"{name} ({src if kind in ('published', 'evaluated') else kind + ': not a result'})")
     for i, c in enumerate(chances):
         ax.hlines(c, i - 0.4, i + 0.4, color="grey", ls="--", lw=1)
-    ax.set_xticks(range(len(cols)), labels, fontsize=8)
+    ax.set_xticks(range(len(cols)), labels, fontsize=9)
     ax.set(ylabel="score or Recall@1 (%)", ylim=(0, None),
-           title="Models on both benchmarks: Winoground and CREPE productivity (grey: chance; bars: exact 95% "
+           title="Models on both benchmarks: Winoground and CREPE productivity\n(grey: chance; bars: exact 95% "
                  "intervals)")
-    ax.legend(loc="upper left", fontsize=8, ncols=2)
+    ax.legend(loc="upper center", fontsize=9, ncols=2, bbox_to_anchor=(0.5, -0.2))
     fig.tight_layout()
     return fig
 

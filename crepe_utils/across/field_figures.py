@@ -28,28 +28,29 @@ def _panel(ax, table: pd.DataFrame, column: str, corr: pd.DataFrame) -> None:
     ax.axhline(chance(column), color="grey", ls="--", lw=0.8)
     row = corr[(corr["column"] == column) & (corr["set"] == "pretrained")].iloc[0]
     ax.set_title(f"{field.part(column)}\nr = {row.r:+.2f} [{row.r_low:+.2f}, {row.r_high:+.2f}] (pretrained)",
-                 fontsize=8.5)
-    ax.tick_params(labelsize=7)
+                 fontsize=9.5)
+    ax.tick_params(labelsize=9)
 
 
-def scatter(table: pd.DataFrame, benchmark: str, corr: pd.DataFrame, ncols: int = 4):
+def scatter(table: pd.DataFrame, benchmark: str, corr: pd.DataFrame, ncols: int = 2):
     """One benchmark's columns against ImageNet top-1, one panel each: pretrained and fine-tuned checkpoints in
     two colours, chance dashed, each panel's r over the pretrained with its bootstrap interval."""
     columns = field.COLUMNS[benchmark]
     ncols = min(ncols, len(columns))
     nrows = math.ceil(len(columns) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 2.8 * nrows + 0.6), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.7 * ncols, 2.9 * nrows + 1.0), squeeze=False)
     for ax, column in zip(axes.flat, columns):
         _panel(ax, table, column, corr)
     for ax in axes.flat[len(columns):]:
         ax.axis("off")
     for ax in axes[:, 0]:
-        ax.set_ylabel("accuracy (%)", fontsize=8)
-    for ax in axes[-1, :]:
-        ax.set_xlabel("ImageNet zero-shot top-1 (%)", fontsize=8)
-    axes.flat[0].legend(fontsize=7, loc="upper left")
-    fig.suptitle(f"{field.declarations()[benchmark].label}: the field's {len(table)} checkpoints against ImageNet · {field.SHORT}",
-                 fontweight="bold")
+        ax.set_ylabel("accuracy (%)", fontsize=9.5)
+    for i, ax in enumerate(axes.flat[:len(columns)]):
+        if i + ncols >= len(columns):                       # no panel below it: it carries the axis' label
+            ax.set_xlabel("ImageNet zero-shot top-1 (%)", fontsize=9.5)
+    axes.flat[0].legend(fontsize=9, loc="upper left")
+    fig.suptitle(f"{field.declarations()[benchmark].label}: the field's {len(table)} checkpoints\nagainst ImageNet · "
+                 f"{field.SHORT}", fontweight="bold")
     fig.tight_layout()
     return fig
 
@@ -59,9 +60,9 @@ def correlations(corr: pd.DataFrame, papers: pd.DataFrame):
     papers' published r (``papers``' rows of kind r). Right: R² of the columns of the benchmark whose paper published
     R² (its rows of kind r2, per complexity) beside that benchmark's columns over the field."""
     columns = list(dict.fromkeys(corr["column"]))
-    fig = plt.figure(figsize=(13, 0.3 * len(columns) + 1.6))
-    grid = fig.add_gridspec(3, 2, width_ratios=[2.2, 1])
-    left, right = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[:2, 1])
+    fig = plt.figure(figsize=(6.9, 0.3 * len(columns) + 6.2))
+    grid = fig.add_gridspec(2, 1, height_ratios=[0.3 * len(columns) + 0.8, 3.6])
+    left, right = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
     y = np.arange(len(columns))[::-1]
     offsets = {"pretrained": 0.22, "all": 0.0, "fine-tuned": -0.22}
     for which, dy in offsets.items():
@@ -73,10 +74,10 @@ def correlations(corr: pd.DataFrame, papers: pd.DataFrame):
         left.scatter(rows["paper_value"], [y[columns.index(c)] + 0.22 for c in rows["column"]], marker="D", s=30,
                      color="#C44E52", zorder=5, label=f"{paper}'s r ({models} models)")
     left.axvline(0, color="grey", lw=0.8)
-    left.set_yticks(y, columns, fontsize=7.5)
+    left.set_yticks(y, columns, fontsize=9)
     left.set(xlabel="Pearson r against ImageNet top-1", xlim=(-1.05, 1.05),
              title="Every column against ImageNet, 95% bootstrap intervals")
-    left.legend(fontsize=7.5, loc="lower left")
+    left.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.075), ncols=2)
     r2 = papers[papers["kind"] == "r2"]
     r2_columns = list(field.COLUMNS[field.benchmark_of(r2["column"].iloc[0])])
     yc = np.arange(len(r2_columns))[::-1]
@@ -88,16 +89,13 @@ def correlations(corr: pd.DataFrame, papers: pd.DataFrame):
         level = yc[r2_columns.index(r.column)] + 0.38
         right.scatter([r.paper_value], [level], marker="v", s=36, color="#C44E52", zorder=5)
         # the labels alternate in height: n = 4 and n = 8 lie 0.01 apart
-        right.annotate(r.statistic.split("at ")[-1], (r.paper_value, level + 0.06 + 0.16 * (i % 2)), fontsize=7,
+        right.annotate(r.statistic.split("at ")[-1], (r.paper_value, level + 0.06 + 0.16 * (i % 2)), fontsize=9,
                        ha="left", va="bottom", color="#C44E52")
-    right.set_yticks(yc, r2_columns, fontsize=8)
-    right.set(xlabel="R² against ImageNet top-1", xlim=(0, 1), ylim=(-0.6, len(r2_columns) - 0.1),
-              title="CREPE: R², with §5.4's HN-Swap R² (▼, 7 models)")
-    note = fig.add_subplot(grid[2, 1])
-    note.axis("off")
-    note.text(0, 0.95, "CREPE §5.4 gives R² per complexity n over its 7\nopen_clip models; the field pools every n.\n"
-              "Colours as on the left: pretrained, all, fine-tuned.", fontsize=8, va="top", color="#444444")
-    fig.suptitle(f"The papers' ImageNet claims at the field's scale · {field.SHORT}", fontweight="bold")
+    right.set_yticks(yc, r2_columns, fontsize=9)
+    right.set(xlabel="R² against ImageNet top-1\n(CREPE §5.4 gives R² per complexity n over its 7 open_clip "
+              "models;\nthe field pools every n. Colours as above.)", xlim=(0, 1),
+              ylim=(-0.6, len(r2_columns) + 0.3), title="CREPE: R², with §5.4's HN-Swap R² (▼, 7 models)")
+    fig.suptitle(f"The papers' ImageNet claims at the field's scale\n{field.SHORT}", fontweight="bold")
     fig.tight_layout()
     return fig
 
@@ -106,7 +104,7 @@ def blind(table: pd.DataFrame, placement: pd.DataFrame):
     """Per column: the field's 202 values (pretrained and fine-tuned), chance, and each blind scorer's value; the
     best scorer of the column with its exact 95% interval."""
     columns = [c for c in dict.fromkeys(c for cols in field.COLUMNS.values() for c in cols) if c in set(placement["column"])]
-    fig, ax = plt.subplots(figsize=(11, 0.34 * len(columns) + 1.6))
+    fig, ax = plt.subplots(figsize=(7.4, 0.34 * len(columns) + 2.8))
     y = {c: i for i, c in enumerate(columns[::-1])}
     rng = np.random.default_rng(0)                       # vertical jitter of the checkpoints' dots, fixed
     for c in columns:
@@ -125,13 +123,14 @@ def blind(table: pd.DataFrame, placement: pd.DataFrame):
     for r in best.itertuples():
         ax.plot([r.ci_low, r.ci_high], [y[r.column]] * 2, color=SCORER_COLORS.get(r.scorer, "black"), lw=3,
                 alpha=0.6, zorder=3)
-        ax.text(101, y[r.column], f"beats {r.beats}", fontsize=7, va="center")
+        ax.text(101, y[r.column], f"beats {r.beats}", fontsize=9, va="center")
     ax.scatter([], [], s=12, color=PRETRAINED, label="pretrained checkpoints")
     ax.scatter([], [], s=12, color=FINE_TUNED, label="hard-negative fine-tunes")
     ax.plot([], [], color="grey", lw=1, label="chance")
-    ax.set_yticks(list(y.values()), list(y.keys()), fontsize=7.5)
+    ax.set_yticks(list(y.values()), list(y.keys()), fontsize=9)
     ax.set(xlim=(-1, 100), xlabel="accuracy (%); a blind scorer's tie counts against it",
-           title=f"Without looking, among the field's {len(table)} checkpoints (right: how many the best scorer beats)")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.09, 0.5))
+           title=f"Without looking, among the field's {len(table)} checkpoints\n(right: how many the best scorer beats)")
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.09 - 2.0 / (0.34 * len(columns) + 2.8)),
+              ncols=2)
     fig.tight_layout()
     return fig

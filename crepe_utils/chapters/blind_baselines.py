@@ -112,21 +112,20 @@ def _length_panel(ax, explains: pd.DataFrame, title: str) -> None:
         ax.plot(x, g, marker, color=SCORER_COLORS[scorer], ms=5, label=f"blind:{scorer}")
     chance = explains.drop_duplicates("group").set_index("group")["chance_r1"].reindex(groups)
     ax.hlines(chance, x - 0.4, x + 0.4, color="grey", ls="--", lw=1, label="chance")
-    ax.set_xticks(x, groups, rotation=45, ha="right", fontsize=8)
+    ax.set_xticks(x, groups, rotation=45, ha="right", fontsize=9)
     ax.set(ylabel="Recall@1 (%)", ylim=(0, 105), title=title)
 
 
 def length_contrast(panels: dict[str, pd.DataFrame]):
     """Per file (one panel per title): the total and the length-normalised bigram's R@1 beside the length
     rule's and chance (each table: :func:`crepe_utils.blind.runs.length_explains` rows)."""
-    widths = [max(3.0, 0.42 * explains["group"].nunique()) for explains in panels.values()]
-    fig, axes = plt.subplots(1, len(panels), figsize=(sum(widths) + 2.5, 4.0), sharey=True, squeeze=False,
-                             gridspec_kw={"width_ratios": widths})
-    for ax, (title, explains) in zip(axes[0], panels.items()):
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.4, 3.9 * len(panels) + 1.2), sharey=True, squeeze=False)
+    for ax, (title, explains) in zip(axes[:, 0], panels.items()):
         _length_panel(ax, explains, title)
-    axes[0, -1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.suptitle("How much is length? The bigram's total against its mean per word, beside the length rule",
+    axes[-1, 0].legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.45), ncols=2)
+    fig.suptitle("How much is length? The bigram's total against its mean\nper word, beside the length rule",
                  fontweight="bold")
+    fig.tight_layout()
     return fig
 
 

@@ -9,6 +9,8 @@ query worked through, the rank rule and its tie policies, Recall@K, and a reader
 ``candidate_table`` / ``rank_table``  its candidates and scores; per scorer, the rank of the positive
 ``tie_table``       Recall@1 of each scorer on one file under each tie policy, beside chance
 ``recall_table``    Recall@K of each scorer on one file, K = 1 … the candidates per query
+``model_scoring``   how the toy model scores a query: image and caption embeddings, their cosines
+``swap_words``      how many HN-Swap negatives only reorder the positive's words
 ``reader_table``    a reader's caption and negatives, as each blind scorer (and the toy model) ranks them
 ``exercises``, ``notebook_map``  Markdown generated from those tables (every number in it is computed)
 
@@ -297,6 +299,9 @@ def recall_text(recall: pd.DataFrame) -> str:
             return f"the top {int(ks.min())}" if len(ks) else "no K"
         lines.append(f"- `{name}`: Recall@1 {_pct(g['R@K'].iloc[0])}; half the positives are within "
                      f"{first_k(50.0)}, all within {first_k(100.0)} (of {int(g['K'].max())} candidates).")
+    for name, earlier in coinciding(recall).items():
+        lines.append(f"- `{name}` has the same Recall@K as `{earlier}` at every K: in the figure their lines coincide "
+                     f"(hollow markers, nudged right, mark `{name}`).")
     return "\n".join(lines) + "\n"
 
 
@@ -343,6 +348,122 @@ def toy_scores(model: ToyModel, image_id: str, texts) -> np.ndarray:
     picture = open_rgb(toy_picture(model, image_id))
     image = encode_images(model.loaded, [crop(picture, (0.0, 0.0, float(picture.width), float(picture.height)))])
     return encode_texts(model.loaded, list(texts)) @ image[0]
+
+
+@dataclass(frozen=True)
+class ModelScoring:
+    """How the toy model scores one query: its picture region's embedding, each candidate's, their cosines."""
+
+    query: Query
+    picture: Path
+    image: np.ndarray            #: the region's embedding (length 1)
+    texts: np.ndarray            #: one embedding per candidate, the positive first (each of length 1)
+
+    @property
+    def cosine(self) -> np.ndarray:
+        """Each candidate's cosine similarity with the region: the dot product of two vectors of length 1."""
+        return self.texts.astype(np.float64) @ self.image.astype(np.float64)
+
+
+def model_scoring(toy: ToyModel | str) -> ModelScoring | str:
+    """The toy model on the toy world's first systematicity HN-Atom query (seen compounds): the region's and each
+    candidate's embedding; the one line of :func:`load_toy_model` when there is no model."""
+    if isinstance(toy, str):
+        return toy
+    query = next(q for q in crepe_queries.load_systematicity(toy.world, "toy", ["atom"]).queries if q.split == "SC")
+    picture = toy_picture(toy, query.image_id)
+    image = encode_images(toy.loaded, [crop(open_rgb(picture), query.box)])[0]
+    return ModelScoring(query, picture, image, encode_texts(toy.loaded, list(query.candidates)))
+
+
+#: coordinates of each embedding shown in the table (of all of them)
+SHOWN_COORDINATES = 4
+
+
+def scoring_table(scoring: ModelScoring) -> pd.DataFrame:
+    """One row for the region and one per candidate: the first coordinates of its embedding, its length, and
+    (candidates) the cosine with the region and the rank it gives (1: the model's choice; strict)."""
+    vectors = np.vstack([scoring.image[None, :], scoring.texts]).astype(np.float64)
+    cosine = scoring.cosine
+    table = pd.DataFrame({"what": ["the image region"] + ["positive"] + [f"negative {k}" for k in
+                                                                          range(1, len(cosine))],
+                          "text": [f"image {scoring.query.image_id}"] + list(scoring.query.candidates)})
+    for d in range(min(SHOWN_COORDINATES, vectors.shape[1])):
+        table[f"coordinate {d + 1}"] = np.round(vectors[:, d], 3)
+    table["length"] = np.round(np.linalg.norm(vectors, axis=1), 3)
+    table["cosine with the image"] = [np.nan] + list(np.round(cosine, 3))
+    higher = [np.nan] + [1 + int(np.sum(np.delete(cosine, k) >= cosine[k])) for k in range(len(cosine))]
+    table["rank"] = pd.array(higher, dtype="Int64")
+    return table
+
+
+def scoring_text(scoring: ModelScoring) -> str:
+    """What the table shows, from its numbers: the embeddings' size, the positive's cosine, the best negative's,
+    and whether the model answers the query."""
+    q, cosine = scoring.query, scoring.cosine
+    best = 1 + int(np.argmax(cosine[1:]))
+    rank = ranks_of(cosine)["rank (strict)"]
+    md = escaping.markdown
+    verdict = ("the positive scores highest, so the model answers this query (a hit at Recall@1)" if rank == 1 else
+               f"a negative scores higher, so the model misses this query: the positive ranks {rank} of {len(cosine)}")
+    return (f"The model turns the image region (image {md(q.image_id)} of the toy world) into "
+            f"{len(scoring.image)} numbers, its *embedding*, and each caption into {len(scoring.image)} numbers "
+            f"too; the table shows the first {min(SHOWN_COORDINATES, len(scoring.image))} of each. Every embedding has length 1, so the dot "
+            "product of the image's and a caption's embedding is the *cosine similarity* of the two: 1 when they "
+            "point the same way, 0 when they are unrelated. That cosine is the caption's score. The positive "
+            f"“{md(q.positive)}” scores {cosine[0]:.3f}; the highest negative, “{md(q.candidates[best])}”, scores "
+            f"{cosine[best]:.3f}: {verdict}. The rank rule below is the same whether the scores come from a model "
+            "or from a blind scorer.")
+
+
+def scoring_figure(scoring: ModelScoring, title: str):
+    """The image region the model sees, beside each candidate's cosine with it (the positive in orange)."""
+    import matplotlib.pyplot as plt
+
+    cosine = np.round(scoring.cosine, 4)          # the drawing does not move with a last bit of the arithmetic
+    fig, (pic, bars) = plt.subplots(1, 2, figsize=(7.2, 0.5 * len(cosine) + 1.9),
+                                    gridspec_kw={"width_ratios": [1, 2.6]})
+    pic.imshow(crop(open_rgb(scoring.picture), scoring.query.box), interpolation="nearest")
+    pic.set_axis_off()
+    pic.set_title(f"image {scoring.query.image_id}", fontsize=10)
+    labels = ["positive: " + _wrapped(scoring.query.positive, 24)] + [
+        f"negative {k}: " + _wrapped(t, 24) for k, t in enumerate(scoring.query.negatives, 1)]
+    y = np.arange(len(cosine))[::-1]
+    bars.barh(y, cosine, color=[_POSITIVE] + [_NEGATIVE] * (len(cosine) - 1))
+    for yi, c in zip(y, cosine):
+        bars.text(c, yi, f" {c:.3f}", va="center", fontsize=9)
+    bars.set_yticks(y, labels, fontsize=9)
+    bars.set_xlim(min(0.0, float(cosine.min()) - 0.05), float(cosine.max()) + 0.15)
+    bars.set_xlabel("cosine similarity with the image")
+    bars.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def swap_words(source: Source, complexity: int | None = None) -> dict:
+    """Of the HN-Swap negatives (of one complexity, or all), how many use exactly the positive's words in another
+    order (a permutation, case aside) and how many bring in a word the positive does not have."""
+    total = same = 0
+    for q in source.queries:
+        if q.hn_type != "swap" or (complexity is not None and q.complexity != complexity):
+            continue
+        words = sorted(blind.UNCASED.words(q.positive))
+        for negative in q.negatives:
+            total += 1
+            same += sorted(blind.UNCASED.words(negative)) == words
+    return {"negatives": total, "permutations": same, "new words": total - same}
+
+
+def swap_text(counts: dict, where: str) -> str:
+    """The HN-Swap definition checked against the data: how many negatives only reorder the positive's words."""
+    if not counts["negatives"]:
+        return ""
+    head = f"**HN-Swap in the data.** Of the {counts['negatives']:,} HN-Swap negatives in {where}, "
+    if not counts["new words"]:
+        return head + "every one uses exactly the positive's words in another order."
+    return (head + f"{counts['permutations']:,} ({_pct(100 * counts['permutations'] / counts['negatives'])}) use "
+            f"exactly the positive's words in another order; the other {counts['new words']:,} also bring in a word "
+            "the positive does not have.")
 
 
 def reader_table(caption: str, negatives, scored: Scored, toy: ToyModel | None = None,
@@ -396,55 +517,79 @@ def _wrapped(text: str, width: int = 44) -> str:
 
 
 def worked_figure(table: pd.DataFrame, title: str):
-    """One panel per scorer: each candidate's score (the positive in orange); equal scores share a column."""
+    """One panel per scorer, two panels a row: each candidate's score (the positive in orange); equal scores share
+    a column. The candidates are named as in the table above it (their texts are there); the title quotes the
+    positive."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     scorers = [c for c in table.columns if c.startswith("blind:")]
-    fig, axes = plt.subplots(1, len(scorers), figsize=(3.1 * len(scorers) + 3.2, 0.42 * len(table) + 1.6),
-                             sharey=True)
+    columns = 2 if len(scorers) > 1 else 1
+    rows = -(-len(scorers) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(7.4, rows * (0.3 * len(table) + 1.5) + 0.6), sharey=True,
+                             squeeze=False)
     y = np.arange(len(table))[::-1]
-    labels = [f"{c}: {_wrapped(t)}" for c, t in zip(table["candidate"], table["text"])]
-    for ax, name in zip(np.atleast_1d(axes), scorers):
+    for ax, name in zip(axes.flat, scorers):
         s = table[name].to_numpy(dtype=float)
         colours = [_POSITIVE] + [_NEGATIVE] * (len(s) - 1)
         ax.scatter(s, y, c=colours, s=46, zorder=3)
         ax.axvline(s[0], color=_POSITIVE, lw=0.8, ls=":", zorder=2)
         r = ranks_of(s)
-        ax.set_title(f"{name}\nstrict rank {r['rank (strict)']}, ties {r['tied']}", fontsize=9.5)
+        ax.set_title(f"{name}: strict rank {r['rank (strict)']}, ties {r['tied']}", fontsize=10)
         ax.set_xlabel("score (higher: more likely true)")
         span = max(float(np.ptp(s)), 1.0)
         ax.set_xlim(s.min() - 0.15 * span, s.max() + 0.15 * span)
-    first = np.atleast_1d(axes)[0]
-    first.set_yticks(y, labels, fontsize=9)
-    fig.suptitle(title, fontweight="bold")
+        ax.set_yticks(y, list(table["candidate"]))
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+    for ax in list(axes.flat)[len(scorers):]:
+        ax.set_axis_off()
+    positive = "positive: “" + escaping.visible(str(table["text"].iloc[0])) + "”"   # the texts: the table above
+    fig.suptitle("\n".join(textwrap.wrap(escaping.visible(title), 64) + textwrap.wrap(positive, 72)),
+                 fontweight="bold")
     fig.tight_layout()
     return fig
 
 
+def coinciding(recall: pd.DataFrame) -> dict[str, str]:
+    """Scorer → the earlier scorer whose Recall@K equals its own at every K (their lines coincide)."""
+    curves = {name: tuple(g["R@K"]) for name, g in recall.groupby("scorer", sort=False)}
+    same = {}
+    for i, (name, curve) in enumerate(curves.items()):
+        earlier = next((other for other, c in list(curves.items())[:i] if c == curve), None)
+        if earlier is not None:
+            same[name] = same.get(earlier, earlier)
+    return same
+
+
 def ties_recall_figure(ties: pd.DataFrame, recall: pd.DataFrame, title: str):
-    """Left: Recall@1 of each scorer under each tie policy, chance dashed. Right: Recall@K against K."""
+    """Top: Recall@1 of each scorer under each tie policy, chance dashed. Bottom: Recall@K against K; a scorer
+    whose curve is another's is drawn with hollow markers, nudged aside, and says so in the legend."""
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12.5, 4.3), gridspec_kw={"width_ratios": [1.25, 1]})
+    fig, (left, right) = plt.subplots(2, 1, figsize=(7.4, 9.4), gridspec_kw={"height_ratios": [1.1, 1]})
     x = np.arange(len(ties))
     width = 0.8 / len(POLICIES)
     for j, policy in enumerate(POLICIES):
         bars = left.bar(x + (j - 1) * width, ties[f"R@1 {policy}"], width, label=policy, color=_POLICY_COLOURS[policy])
-        left.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)
+        left.bar_label(bars, fmt="%.0f", fontsize=9, padding=1)
     for xi, c in zip(x, ties["chance"]):
         left.hlines(c, xi - 0.45, xi + 0.45, color="black", ls="--", lw=1)
-    left.set_xticks(x, ties["scorer"], fontsize=9)
-    left.set(ylabel="Recall@1 (%)", ylim=(0, 108), title="Recall@1 under each tie policy (dashed: chance)")
-    left.legend(title="tie policy", fontsize=8, title_fontsize=8, loc="upper center", ncols=3,
-                bbox_to_anchor=(0.5, -0.11))
-    for (name, g), style in zip(recall.groupby("scorer", sort=False), ("-", "--", "-.", ":") * 4):
-        right.plot(g["K"], g["R@K"], ls=style, marker="o", ms=3, label=name)
+    left.set_xticks(x, ties["scorer"])
+    left.set(ylabel="Recall@1 (%)", ylim=(0, 115), title="Recall@1 under each tie policy (dashed: chance)")
+    left.legend(title="tie policy", loc="upper center", ncols=3, bbox_to_anchor=(0.5, -0.1))
+    same = coinciding(recall)
+    markers = ("o", "s", "^", "D", "v", "P") * 4
+    for k, ((name, g), style) in enumerate(zip(recall.groupby("scorer", sort=False), ("-", "--", "-.", ":") * 4)):
+        nudge = 0.12 * sum(1 for n in list(same)[: list(same).index(name) + 1]) if name in same else 0.0
+        label = f"{name} (same as {same[name]}: the lines coincide)" if name in same else name
+        right.plot(g["K"] + nudge, g["R@K"], ls=style, marker=markers[k], ms=7 if name in same else 5,
+                   mfc="none" if name in same else None, label=label)
     chance = recall.drop_duplicates("K")
     right.plot(chance["K"], chance["chance"], color="black", ls="--", lw=1, label="chance")
     right.set(xlabel="K", ylabel="Recall@K (%), strict", ylim=(0, 108), xticks=chance["K"],
               title="Recall@K: the positive within the top K")
-    right.legend(fontsize=8, loc="lower right")
-    fig.suptitle(title, fontweight="bold")
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2)
+    fig.suptitle("\n".join(textwrap.wrap(escaping.visible(title), 64)), fontweight="bold")
     fig.tight_layout()
     return fig
 
@@ -469,24 +614,24 @@ def reader_figure(table: pd.DataFrame, picture: Path | None, title: str):
 
     columns = [c for c in table.columns if c.startswith("blind:") or c == "toy model"]
     ranks = pd.DataFrame({c: table[c].rank(ascending=False, method="max").astype(int) for c in columns})
-    fig, axes = plt.subplots(1, 2 if picture else 1, figsize=(11.5 if picture else 9, 0.45 * len(table) + 1.8),
+    fig, axes = plt.subplots(1, 2 if picture else 1, figsize=(7.4, 0.55 * len(table) + 2.0),
                              gridspec_kw={"width_ratios": [1, 3.2]} if picture else None)
     axes = np.atleast_1d(axes)
     if picture is not None:
         with Image.open(picture) as img:
             axes[0].imshow(img.convert("RGB"))
         axes[0].set_axis_off()
-        axes[0].set_title("the toy model's picture", fontsize=9.5)
+        axes[0].set_title("the toy model's\npicture", fontsize=10)
     ax = axes[-1]
     ax.imshow(ranks.to_numpy(), cmap="Blues_r", vmin=1, vmax=len(table) + 1, aspect="auto")
     for (i, j), r in np.ndenumerate(ranks.to_numpy()):
         ax.text(j, i, str(r), ha="center", va="center", fontsize=9,
                 color="white" if r == 1 else "black", fontweight="bold" if i == 0 else "normal")
-    ax.set_xticks(range(len(columns)), columns, fontsize=9)
-    ax.set_yticks(range(len(table)), [f"{c}: {_wrapped(t, 52)}" for c, t in zip(table["candidate"], table["text"])],
-                  fontsize=8.5)
+    ax.set_xticks(range(len(columns)), [c.replace("blind:", "blind:\n") for c in columns], fontsize=9)
+    ax.set_yticks(range(len(table)), [f"{c}:\n{_wrapped(t, 30)}" for c, t in zip(table["candidate"], table["text"])],
+                  fontsize=9)
     ax.grid(False)
-    ax.set_title(title, fontsize=10)
+    ax.set_title("\n".join(textwrap.wrap(escaping.visible(title), 48)), fontsize=10)
     fig.tight_layout()
     return fig
 

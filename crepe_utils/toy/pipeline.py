@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 import time
+import warnings
 from importlib.metadata import version
 from pathlib import Path
 
 from ..textfile import parse_json
 from ..atomic import write_json
 from ..evaluation import evaluate
-from ..errors import CrepeError
+from ..errors import CrepeError, CrepeWarning, warning_line
+from ..kernel import in_notebook_kernel
 from . import numerics
 from ..benchmarks.crepe import queries as Q, raw
 from .build import DEFAULT_HELD_OUT, TRAIN_DATA, WorldConfig, build_world
@@ -257,7 +260,24 @@ def run(args) -> int:
 def pipeline(out, world_cfg: WorldConfig, train_cfg: TrainConfig, until: str = "results", force: bool = False,
              progress: bool = True) -> dict | None:
     """Build the world, train the model and evaluate it under ``out`` (each stage reused when its key matches);
-    the results stage's summary (None when stopped earlier, ``until``)."""
+    the results stage's summary (None when stopped earlier, ``until``). In a notebook kernel the package's warnings
+    (such as the toy world's n = 4 swap set having no query) go to the ``crepe_utils.toy`` logger with the stage
+    reports, not into the page."""
+    if not in_notebook_kernel():
+        return _pipeline(out, world_cfg, train_cfg, until, force, progress)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CrepeWarning)
+        summary = _pipeline(out, world_cfg, train_cfg, until, force, progress)
+    for w in caught:
+        if issubclass(w.category, CrepeWarning):
+            _say(warning_line(w.message))
+        else:                                             # not ours: shown as Python shows it
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return summary
+
+
+def _pipeline(out, world_cfg: WorldConfig, train_cfg: TrainConfig, until: str, force: bool,
+              progress: bool) -> dict | None:
     out = Path(out)
     world_dir, model_dir, results_dir = (out / s for s in STAGES)
     numerics.pin_environment()     # before anything below imports torch
@@ -273,7 +293,7 @@ def pipeline(out, world_cfg: WorldConfig, train_cfg: TrainConfig, until: str = "
     model, cached = _run_stage(model_dir, "model", keys["model"], model_cfg,
                                lambda f: _train_stage(world_dir, f, train_cfg, progress), force)
     _report("model", model_dir, cached)
-    print(f"  training: {model['seconds']} s, final loss {model['final_loss']:.3f}, in-batch accuracy "
+    _say(f"  training: {model['seconds']} s, final loss {model['final_loss']:.3f}, in-batch accuracy "
           f"{100 * model['val_accuracy']:.1f} % among {model['val_k']} "
           f"(chance {100 * model['val_chance']:.1f} %)")
     if until == "model":
@@ -284,7 +304,7 @@ def pipeline(out, world_cfg: WorldConfig, train_cfg: TrainConfig, until: str = "
                                  lambda f: evaluate_toy(world_dir, model_dir, model, f, train_cfg.seed, progress,
                                                         train_cfg.threads), force)
     _report("results", results_dir, cached)
-    print(headline(results))
+    _say(headline(results))
     return results
 
 
@@ -298,4 +318,13 @@ def _train_stage(world_dir: Path, folder: Path, config: TrainConfig, progress: b
 def _report(stage: str, folder: Path, cached: bool) -> None:
     record = _record(folder) or {}
     how = "cached" if cached else f"computed in {record.get('seconds', '?')} s"
-    print(f"{stage:>8}: {folder} ({how}; key {record.get('key', '')[:12]})", flush=True)
+    _say(f"{stage:>8}: {folder} ({how}; key {record.get('key', '')[:12]})")
+
+
+def _say(line: str) -> None:
+    """A stage's report: printed on a terminal or a log; in a notebook kernel sent to the ``crepe_utils.toy``
+    logger instead (not shown unless a handler is set), as the notebook shows the same results as its own tables."""
+    if in_notebook_kernel():
+        logging.getLogger("crepe_utils.toy").info(line)
+    else:
+        print(line, flush=True)

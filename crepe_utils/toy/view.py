@@ -34,14 +34,18 @@ def world_summary(world: dict) -> str:
 
 def examples_figure(queries: list, image_dir: Path):
     """One query per split × HN type: the image, its caption (✔) and three hard negatives (✘)."""
-    fig, axes = plt.subplots(1, len(queries), figsize=(14, 4.2))
-    for ax, q in zip(axes, queries):
+    ncols = 2 if len(queries) > 1 else 1
+    nrows = -(-len(queries) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, 4.6 * nrows + 0.6), squeeze=False)
+    for ax in axes.flat[len(queries):]:
+        ax.set_axis_off()
+    for ax, q in zip(axes.flat, queries):
         ax.imshow(Image.open(next(image_dir.rglob(f"{q.image_id}.jpg"))))
         ax.set_axis_off()
         text = f"✔ {q.positive}\n" + "\n".join(f"✘ {n}" for n in q.negatives[:3])
         ax.set_title(f"{q.split}, HN-{q.hn_type.capitalize()}", fontsize=10)
-        ax.text(0.5, -0.04, text, transform=ax.transAxes, ha="center", va="top", fontsize=7, wrap=True)
-    fig.suptitle("Toy-world queries: the image, its caption (✔) and hard negatives (✘), each checked against the "
+        ax.text(0.5, -0.04, text, transform=ax.transAxes, ha="center", va="top", fontsize=9)
+    fig.suptitle("Toy-world queries: the image, its caption (✔) and hard negatives (✘),\neach checked against the "
                  "scene", fontweight="bold")
     fig.tight_layout()
     return fig
@@ -81,15 +85,20 @@ def systematicity_figure(ev: pd.DataFrame):
 
 def productivity_figure(prod: pd.DataFrame):
     types = [t for t in ["atom", "swap", "negate", "all"] if t in set(prod["hn_type"])]
-    fig, axes = plt.subplots(1, len(types), figsize=(3.5 * len(types), 3.4), sharey=True, squeeze=False)
-    for ax, t in zip(axes[0], types):
+    ncols = 2 if len(types) > 1 else 1
+    nrows = -(-len(types) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, 3.2 * nrows + 0.8), sharey=True, squeeze=False)
+    for ax in axes.flat[len(types):]:
+        ax.set_axis_off()
+    for ax, t in zip(axes.flat, types):
         g = prod[prod["hn_type"] == t].sort_values("complexity")
         ax.plot(g["complexity"], g["r1"], "-o", color=UC_COLOR, ms=3)
         ax.fill_between(g["complexity"].astype(float), g["r1_ci_low"], g["r1_ci_high"], color=UC_COLOR, alpha=0.2)
         ax.plot(g["complexity"], g["chance_r1"], color="grey", ls="--", lw=1)
         ax.set(title=HN_LABELS[t], xlabel="complexity n", xticks=sorted(set(prod["complexity"].astype(int))))
-    axes[0][0].set_ylabel("Recall@1 (%), 95% CI")
-    fig.suptitle("Toy world: Recall@1 against caption complexity (dashed: chance)", fontweight="bold")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("Recall@1 (%), 95% CI")
+    fig.suptitle("Toy world: Recall@1 against caption complexity\n(dashed: chance)", fontweight="bold")
     fig.tight_layout()
     return fig
 

@@ -32,7 +32,7 @@ SPLIT_COLORS = {"SC": "#4C72B0", "UC": "#DD8452"}
 def productivity(recall: pd.DataFrame, published: pd.DataFrame):
     """Per HN type: each scorer's R@1 over n = 4…12 with its 95% interval; the published models' endpoints
     (n = 4 and 12) as grey points; chance dashed."""
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), sharey=True)
+    fig, axes = plt.subplots(3, 1, figsize=(7.2, 11.5), sharex=True)
     for ax, hn in zip(axes, HN_TYPES):
         for scorer, g in recall[recall["hn_type"] == hn].groupby("scorer", sort=False):
             g = g.sort_values("complexity")
@@ -49,12 +49,13 @@ def productivity(recall: pd.DataFrame, published: pd.DataFrame):
                    zorder=3, label="published models (n = 4, 12)")
         chance = recall.loc[recall["hn_type"] == hn, "chance_r1"]
         ax.axhline(float(chance.mean()) if len(chance) else 100 / 6, color="grey", ls="--", lw=1, label="chance")
-        ax.set(title=f"CREPE productivity, {HN_LABELS[hn]}", xlabel="complexity n", xticks=range(4, 13),
-               ylim=(-2, 102))
-    axes[0].set_ylabel("Recall@1 (%), ties count against")
-    axes[-1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
-    fig.suptitle(f"What a model gets without looking: text-only scorers against the paper's "
+        ax.set(xticks=range(4, 13), ylim=(-2, 102), ylabel="Recall@1 (%)")
+        ax.set_title(f"CREPE productivity, {HN_LABELS[hn]}", loc="left")
+    axes[-1].set_xlabel("complexity n (ties count against a scorer)")
+    axes[-1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=9, ncols=2)
+    fig.suptitle(f"What a model gets without looking:\ntext-only scorers against the paper's "
                  f"{published['model'].nunique()} models", fontweight="bold")
+    fig.tight_layout()
     return fig
 
 
@@ -72,10 +73,10 @@ def _systematicity_panel(ax, rows: pd.DataFrame, scorers) -> None:
                yerr=[g["r1"] - g["ci_low"], g["ci_high"] - g["r1"]], error_kw={"lw": 0.7}, capsize=2)
         for xi, value in zip(x + offset, g["r1"]):
             if value == 0:                  # a bar of height 0 is invisible: say it is there
-                ax.text(xi, 1, "0", ha="center", va="bottom", fontsize=7, color=SPLIT_COLORS[split])
+                ax.text(xi, 1, "0", ha="center", va="bottom", fontsize=9, color=SPLIT_COLORS[split])
     ax.axhline(float(rows["chance_r1"].mean()), color="grey", ls="--", lw=1, label="chance")
     labels = rows.drop_duplicates("model").set_index("model")["display"].reindex(entries)
-    ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(x, labels, rotation=35, ha="right", fontsize=9)
     for tick, model in zip(ax.get_xticklabels(), entries):
         tick.set_fontweight("normal" if model.startswith("blind:") else "bold")
     ax.set(ylim=(0, 105))
@@ -86,17 +87,21 @@ def systematicity(table: pd.DataFrame, scorers=SYSTEMATICITY_SCORERS, title: str
     and every evaluated model of ``table`` (:func:`crepe_utils.benchmarks.crepe.blind.systematicity_table`; models in bold)."""
     sets = list(dict.fromkeys(table["train_data"]))
     types = [h for h in ("atom", "comp", "combined") if h in set(table["hn_type"])]
-    fig, axes = plt.subplots(len(sets), len(types), figsize=(4.4 * len(types), 3.9 * len(sets)), sharey=True,
-                             squeeze=False)
-    for row, train_data in zip(axes, sets):
-        for ax, hn in zip(row, types):
-            rows = table[(table["train_data"] == train_data) & (table["hn_type"] == hn)]
-            _systematicity_panel(ax, rows, scorers)
-            ax.set_title(f"{train_data}: {HN_LABELS[hn]}")
-        row[0].set_ylabel("Recall@1 (%), 95% CI")
-    axes[0, -1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8)
+    panels = [(train_data, hn) for train_data in sets for hn in types]
+    ncols = 2 if len(panels) > 1 else 1
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.4, 4.3 * nrows + 1.0), sharey=True, squeeze=False)
+    for ax, (train_data, hn) in zip(axes.flat, panels):
+        rows = table[(table["train_data"] == train_data) & (table["hn_type"] == hn)]
+        _systematicity_panel(ax, rows, scorers)
+        ax.set_title(f"{train_data}: {HN_LABELS[hn]}")
+    for ax in axes.flat[len(panels):]:
+        ax.set_axis_off()
+    for ax in axes[:, 0]:
+        ax.set_ylabel("Recall@1 (%), 95% CI")
+    axes[0, 0].legend(loc="upper left", fontsize=9)
     synthetic = " (synthetic toy world)" if set(sets) == {"toy"} else ""
-    fig.suptitle(title or f"Systematicity without looking{synthetic}: blind scorers beside the models (bold)",
+    fig.suptitle(title or f"Systematicity without looking{synthetic}:\nblind scorers beside the models (bold)",
                  fontweight="bold")
     fig.tight_layout()
     return fig
@@ -105,7 +110,7 @@ def systematicity(table: pd.DataFrame, scorers=SYSTEMATICITY_SCORERS, title: str
 def published(pub: pd.DataFrame, chance: float = 100 / 6):
     """The published text-only Recall@1 on CREPE productivity beside the same sources' CLIP row; no intervals:
     the sources give no query counts."""
-    fig, ax = plt.subplots(figsize=(8, 3.6))
+    fig, ax = plt.subplots(figsize=(7.2, 4.6))
     models = list(dict.fromkeys(pub["model"]))
     width = 0.8 / len(models)
     x = np.arange(len(HN_TYPES))
@@ -117,8 +122,8 @@ def published(pub: pd.DataFrame, chance: float = 100 / 6):
     ax.axhline(chance, color="grey", ls="--", lw=1, label="chance")
     ax.set_xticks(x, [HN_LABELS[h] for h in HN_TYPES])
     ax.set(ylabel="Recall@1 (%)", ylim=(0, 100),
-           title="Published text-only scores on CREPE productivity (no N given: no intervals)")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+           title="Published text-only scores on CREPE productivity\n(no N given: no intervals)")
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2)
     return fig
 
 

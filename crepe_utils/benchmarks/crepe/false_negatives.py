@@ -121,7 +121,7 @@ def figure(tab: pd.DataFrame, evaluated: pd.DataFrame | None = None, title: str 
     """Left: the share of captions that meet a textual false negative in a fold, by complexity and kind; right:
     the Recall@1 ceiling it implies, with evaluated raw-set Recall@1 (text to image, folds' mean ± sd) where given.
     The axes fit the values (the shares are small on CREPE's captions)."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plt.subplots(2, 1, figsize=(7.2, 8.4))
     styles = {"identical": dict(marker="o", color="#4C72B0"), "contained": dict(marker="s", color="#DD8452")}
     for kind in KINDS:
         d = tab[tab["kind"] == kind]
@@ -146,9 +146,9 @@ def figure(tab: pd.DataFrame, evaluated: pd.DataFrame | None = None, title: str 
                 title="text-to-image Recall@1 the text allows")
     for ax in axes:
         ax.set_xticks(sorted(tab["complexity"].unique()))
-        ax.legend(fontsize=7, loc="lower right" if ax is axes[1] else "upper right")
-    note = " (shaded: the set is smaller than a fold; the whole set is the fold)" if len(whole) else ""
-    fig.suptitle(f"{title}: the false negatives CREPE app. B.2 blames{note}", fontweight="bold", fontsize=10)
+        ax.legend(fontsize=9, loc="lower right" if ax is axes[1] else "upper right")
+    note = "\n(shaded: the set is smaller than a fold; the whole set is the fold)" if len(whole) else ""
+    fig.suptitle(f"{title}: the false negatives CREPE app. B.2 blames{note}", fontweight="bold", fontsize=11)
     fig.tight_layout()
     return fig
 

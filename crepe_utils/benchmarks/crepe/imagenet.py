@@ -83,7 +83,7 @@ def r2_figure(r2: pd.DataFrame, source: str):
     data, stats_ = _panel_data(source), r2.set_index("set")
     models = list(dict.fromkeys(m for d in data.values() for m in d["model"]))
     marker = {m: MARKERS[i % len(MARKERS)] for i, m in enumerate(models)}
-    fig, axes = plt.subplots(2, 3, figsize=(12, 7.4), sharex=True)
+    fig, axes = plt.subplots(3, 2, figsize=(7.4, 10.6), sharex=True)
     for ax, (title, d) in zip(axes.flat, data.items()):
         for r in d.itertuples():
             ax.scatter(r.imagenet_top1, r.r1, marker=marker[r.model], color=TRAIN_PALETTE[r.train_data], s=55,
@@ -93,8 +93,8 @@ def r2_figure(r2: pd.DataFrame, source: str):
         ax.plot(xs, fit.intercept + fit.slope * xs, color="black", lw=1)
         s = stats_.loc[title]
         ax.set_title(f"{title}: R² {s.r2:.2f} (paper {s.r2_paper:.2f})\nbootstrap [{s.r2_ci_low:.2f}, "
-                     f"{s.r2_ci_high:.2f}], Fisher [{s.r2_fisher_low:.2f}, {s.r2_fisher_high:.2f}]", fontsize=9)
-    for ax in axes[1]:
+                     f"{s.r2_ci_high:.2f}]\nFisher [{s.r2_fisher_low:.2f}, {s.r2_fisher_high:.2f}]", fontsize=9.5)
+    for ax in axes[-1]:
         ax.set_xlabel("ImageNet zero-shot top-1 (%)")
     for ax in axes[:, 0]:
         ax.set_ylabel("Recall@1 (%)")
@@ -102,9 +102,9 @@ def r2_figure(r2: pd.DataFrame, source: str):
     handles = [plt.Line2D([], [], ls="", marker=marker[m], color="#555555") for m in models]
     handles += [plt.Line2D([], [], ls="", marker="o", color=TRAIN_PALETTE[t]) for t in ("cc12m", "yfcc", "laion")]
     labels = [names[m] for m in models] + [checkpoints.TRAIN_DATA_LABELS[t] for t in ("cc12m", "yfcc", "laion")]
-    fig.legend(handles, labels, ncols=5, loc="lower center", bbox_to_anchor=(0.5, -0.07), fontsize=8)
-    fig.suptitle(f"Recall@1 against ImageNet zero-shot accuracy, {len(models)} open_clip checkpoints\n95% intervals "
-                 f"of R²: bootstrap over models (rough with {len(models)} points) and Fisher's z", fontweight="bold")
+    fig.legend(handles, labels, ncols=3, loc="lower center", bbox_to_anchor=(0.5, -0.085), fontsize=9)
+    fig.suptitle(f"Recall@1 against ImageNet zero-shot accuracy,\n{len(models)} open_clip checkpoints; 95% intervals "
+                 f"of R²:\nbootstrap over models (rough with {len(models)} points) and Fisher's z", fontweight="bold")
     fig.tight_layout()
     return fig
 

@@ -64,32 +64,42 @@ def wide_table(pub: pd.DataFrame, ch: pd.DataFrame) -> pd.DataFrame:
     return reported.sort_by_model(pd.DataFrame(rows))
 
 
+#: one colour per published endpoint: n = 4 and n = 12, each R@1 and its interval
+END_COLOURS = {4: "#4C72B0", 12: "#C44E52"}
+
+
 def endpoints_figure(pub: pd.DataFrame):
-    """Each model's arrow from n = 4 (●) to n = 12 (▸) per HN type, with each end's exact 95% interval."""
+    """Per HN type (one panel a row), each model's arrow from n = 4 (●) to n = 12 (▸), with each end's exact 95%
+    interval in that end's colour (the model's name says its training set)."""
     order = [k for k in roster.model_order() if k in set(pub["model"])]
     names = roster.display_names()
-    fig, axes = plt.subplots(1, 3, figsize=(13, 5.4), sharey=True)
+    fig, axes = plt.subplots(len(HN_TYPES), 1, figsize=(7.4, 0.27 * len(order) * len(HN_TYPES) + 2.6), sharey=True)
+    y = {m: len(order) - 1 - i for i, m in enumerate(order)}
     for ax, hn in zip(axes, HN_TYPES):
         d = pub[pub["hn_type"] == hn].set_index(["model", "complexity"])
-        y = {m: len(order) - 1 - i for i, m in enumerate(order)}
         for m in order:
             a, b = d.loc[(m, ENDS[0])], d.loc[(m, ENDS[1])]
-            color = TRAIN_PALETTE[a["train_data"]]
-            for r, dy in ((a, 0.2), (b, -0.2)):
-                ax.plot([r["r1_ci_low"], r["r1_ci_high"]], [y[m] + dy] * 2, color=color, lw=0.9, alpha=0.6)
+            for r, dy, n in ((a, 0.2, ENDS[0]), (b, -0.2, ENDS[1])):
+                ax.plot([r["r1_ci_low"], r["r1_ci_high"]], [y[m] + dy] * 2, color=END_COLOURS[n], lw=1.6,
+                        alpha=0.75, solid_capstyle="butt")
             ax.annotate("", xy=(b["r1"], y[m]), xytext=(a["r1"], y[m]),
-                        arrowprops=dict(arrowstyle="-|>", color=color, lw=1.5, shrinkA=0, shrinkB=0))
-            ax.plot(a["r1"], y[m], "o", color=color, ms=5)
+                        arrowprops=dict(arrowstyle="-|>", color="0.3", lw=1.2, shrinkA=0, shrinkB=0))
+            ax.plot(a["r1"], y[m], "o", color=END_COLOURS[ENDS[0]], ms=5, zorder=3)
         ax.axvline(chance(), color="grey", ls="--", lw=1)
-        ax.text(chance() + 0.5, -0.9, f"chance {prose.num(chance())}", color="grey", fontsize=8)
+        ax.text(chance() + 0.5, -0.95, f"chance {prose.num(chance())}", color="0.35", fontsize=9)
         lo, hi = d["r1_ci_low"].min(), d["r1_ci_high"].max()
-        ax.set(title=HN_LABELS[hn], xlabel="Recall@1 (%)  ● n = 4 → n = 12", xlim=(lo - 2, hi + 2),
-               ylim=(-1.3, len(order) - 0.5))
+        ax.set(xlim=(min(lo, chance()) - 2, hi + 2), ylim=(-1.3, len(order) - 0.5))
+        ax.set_title(HN_LABELS[hn], loc="left")
         ax.set_yticks([y[m] for m in order], [names[m] for m in order])
-    handles = [plt.Line2D([], [], color=TRAIN_PALETTE[k], marker="o", lw=1.5) for k in LEGEND]
-    fig.legend(handles, list(LEGEND.values()), ncols=len(LEGEND), loc="lower center", bbox_to_anchor=(0.5, -0.04))
-    fig.suptitle("Recall@1 from n = 4 (●) to n = 12 (▸), published endpoints (CREPE app. B.1); thin lines: exact "
-                 "95% intervals from each file's query count", fontweight="bold")
+    axes[-1].set_xlabel("Recall@1 (%)")
+    handles = [plt.Line2D([], [], color=END_COLOURS[ENDS[0]], marker="o", lw=1.6),
+               plt.Line2D([], [], color=END_COLOURS[ENDS[1]], lw=1.6),
+               plt.Line2D([], [], color="0.3", marker=">", lw=1.2)]
+    fig.legend(handles, [f"n = {ENDS[0]}: R@1 (●) and its exact 95% interval",
+                         f"n = {ENDS[1]}: its exact 95% interval", f"R@1 from n = {ENDS[0]} to n = {ENDS[1]} (▸)"],
+               ncols=1, loc="lower center", bbox_to_anchor=(0.5, -0.035))
+    fig.suptitle("Recall@1 from n = 4 to n = 12, published (CREPE app. B.1);\nintervals from each released "
+                 "file's query count", fontweight="bold")
     fig.tight_layout()
     return fig
 
@@ -99,8 +109,12 @@ def curves_figure(prod_eval: pd.DataFrame, pub: pd.DataFrame):
     evaluations; chance dashed."""
     kinds = set(prod_eval["kind"])
     types = [t for t in HN_TYPES + ["all"] if t in set(prod_eval["hn_type"])]
-    fig, axes = plt.subplots(1, len(types), figsize=(3.6 * len(types), 3.9), sharey=True, squeeze=False)
-    for ax, t in zip(axes[0], types):
+    ncols = 2 if len(types) > 1 else 1
+    nrows = -(-len(types) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.4, 3.3 * nrows + 1.2), sharey=True, squeeze=False)
+    for ax in axes.flat[len(types):]:
+        ax.set_axis_off()
+    for ax, t in zip(axes.flat, types):
         d = prod_eval[prod_eval["hn_type"] == t]
         for model, g in d.groupby("model", sort=False):
             g = g.sort_values("complexity")
@@ -112,10 +126,11 @@ def curves_figure(prod_eval: pd.DataFrame, pub: pd.DataFrame):
                 ax.plot(ends["complexity"], ends["r1"], "x", color="black", ms=6)
         ax.plot(d["complexity"], d["chance_r1"], color="grey", ls="--", lw=1)
         ax.set(title=HN_LABELS[t], xlabel="complexity n", xticks=sorted(set(d["complexity"].astype(int))))
-    axes[0][0].set_ylabel("Recall@1 (%), 95% CI")
-    axes[0][0].legend(fontsize=7, loc="upper right")
-    tag = (" — TOY WORLD (synthetic; not comparable to the paper)" if kinds == {"toy"} else
-           " — FIXTURE (synthetic test data)" if "fixture" in kinds else "")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("Recall@1 (%), 95% CI")
+    axes[0][0].legend(fontsize=9, loc="upper right")
+    tag = ("\nTOY WORLD (synthetic; not comparable to the paper)" if kinds == {"toy"} else
+           "\nFIXTURE (synthetic test data)" if "fixture" in kinds else "")
     fig.suptitle("Recall@1 against complexity, evaluated" + tag + "  (dashed: chance"
                  + ("; ×: published)" if kinds == {"evaluated"} else ")"), fontweight="bold")
     fig.tight_layout()

@@ -79,7 +79,7 @@ def _bars(ax, d: pd.DataFrame, xlim: tuple[float, float]) -> None:
     pad = 0.02 * (xlim[1] - xlim[0])
     for yi, v in zip(y, d["delta"]):
         ax.text(v + (pad if v >= 0 else -pad), yi, prose.num(v, signed=True), va="center",
-                ha="left" if v >= 0 else "right", fontsize=8)
+                ha="left" if v >= 0 else "right", fontsize=9)
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(y, d["display"])
 
@@ -88,26 +88,28 @@ def delta_figure(pub: pd.DataFrame):
     """UC − SC per model, one panel per HN set, bars coloured by training data."""
     lo, hi = pub["delta"].min(), pub["delta"].max()
     xlim = (min(lo, 0) - 0.25 * (hi - lo), max(hi, 0) + 0.25 * (hi - lo))
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8), sharey=True)
+    fig, axes = plt.subplots(3, 1, figsize=(7.2, 8.6), sharex=True)
     for ax, hn in zip(axes, HN_TYPES):
         _bars(ax, pub[pub["hn_type"] == hn], xlim)
-        ax.set(title=HN_LABELS[hn], xlabel="UC − SC Recall@1 (points)", xlim=xlim)
-    _train_legend(fig, -0.06)
+        ax.set(xlim=xlim)
+        ax.set_title(HN_LABELS[hn], loc="left")
+    axes[-1].set_xlabel("UC − SC Recall@1 (points)")
+    _train_legend(fig, -0.045, ncols=3)
     fig.suptitle("SC → UC change in Recall@1, published (CREPE app. B.1)", fontweight="bold")
     fig.tight_layout()
     return fig
 
 
-def _train_legend(fig, y: float, keys=TRAIN_ORDER) -> None:
+def _train_legend(fig, y: float, keys=TRAIN_ORDER, ncols: int | None = None) -> None:
     handles = [plt.Rectangle((0, 0), 1, 1, color=TRAIN_PALETTE[t]) for t in keys]
-    fig.legend(handles, [checkpoints.TRAIN_DATA_LABELS[t] for t in keys], ncols=len(keys), loc="lower center",
-               bbox_to_anchor=(0.5, y))
+    fig.legend(handles, [checkpoints.TRAIN_DATA_LABELS[t] for t in keys], ncols=ncols or len(keys),
+               loc="lower center", bbox_to_anchor=(0.5, y))
 
 
 def sc_uc_figure(pub: pd.DataFrame):
     """Each model's arrow from SC (●) to UC (▸), chance dashed; with N known, each end's exact 95% interval."""
     lines = chance()
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8), sharey=True)
+    fig, axes = plt.subplots(3, 1, figsize=(7.2, 9.0))
     for ax, hn in zip(axes, HN_TYPES):
         d = pub[pub["hn_type"] == hn]
         y = np.arange(len(d))[::-1]
@@ -121,13 +123,14 @@ def sc_uc_figure(pub: pd.DataFrame):
                 if pd.notna(low):
                     ax.plot([low, high], [yi + 0.18] * 2, color=c, lw=0.8, alpha=0.7)
         ax.axvline(lines[hn], color="grey", ls="--", lw=1)
-        ax.text(lines[hn] + 0.5, y[-1] - 0.6, f"chance {prose.num(lines[hn])}", color="grey", fontsize=8)
+        ax.text(lines[hn] + 0.5, y[-1] - 0.6, f"chance {prose.num(lines[hn])}", color="0.35", fontsize=9)
         lo, hi = min(lines[hn], d["SC"].min(), d["UC"].min()), max(d["SC"].max(), d["UC"].max())
-        ax.set(title=HN_LABELS[hn], xlabel="Recall@1 (%)  ● SC → UC", xlim=(lo - 2, hi + 2))
+        ax.set(xlabel="Recall@1 (%)  ● SC → UC", xlim=(lo - 2, hi + 2))
+        ax.set_title(HN_LABELS[hn], loc="left")
         ax.set_yticks(y, d["display"])
     known = pub["SC_r1_ci_low"].notna().any()
-    fig.suptitle("Recall@1 from seen (●) to unseen (▸) compounds, published"
-                 + ("; thin lines: exact 95% intervals" if known else " (no query counts: no intervals)"),
+    fig.suptitle("Recall@1 from seen (●) to unseen (▸) compounds, published\n"
+                 + ("thin lines: exact 95% intervals" if known else "(no query counts: no intervals)"),
                  fontweight="bold")
     fig.tight_layout()
     return fig
@@ -136,9 +139,9 @@ def sc_uc_figure(pub: pd.DataFrame):
 def evaluated_figure(ev: pd.DataFrame, pub: pd.DataFrame):
     """Evaluated UC − SC with 95% bootstrap intervals, the published change (×) where the model has one."""
     sets = [h for h in HN_TYPES if h in set(ev["hn_type"])]
-    fig, axes = plt.subplots(1, len(sets), figsize=(4 * len(sets), max(2.8, 1.4 + 0.5 * ev["display"].nunique())),
-                             sharey=True, squeeze=False)
-    for ax, hn in zip(axes[0], sets):
+    fig, axes = plt.subplots(len(sets), 1, figsize=(7.2, len(sets) * max(2.2, 1.1 + 0.4 * ev["display"].nunique())
+                                                     + 0.8), squeeze=False)
+    for ax, hn in zip(axes[:, 0], sets):
         d = ev[ev["hn_type"] == hn].reset_index(drop=True)
         y = np.arange(len(d))[::-1]
         ax.errorbar(d["delta"], y, xerr=[d["delta"] - d["delta_ci_low"], d["delta_ci_high"] - d["delta"]],
@@ -152,12 +155,12 @@ def evaluated_figure(ev: pd.DataFrame, pub: pd.DataFrame):
         ax.axvline(0, color="black", lw=0.8)
         ax.set(title=HN_LABELS[hn], xlabel="UC − SC Recall@1 (points), 95% CI")
         ax.set_yticks(y, d["display"])
-    axes[0][0].legend(loc="lower left", fontsize=8)
+    axes[0][0].legend(loc="lower left", fontsize=9)
     kinds = set(ev["kind"])
     note = (" (TOY WORLD: synthetic, not comparable to the paper)" if kinds == {"toy"} else
             " (FIXTURE: synthetic test data)" if "fixture" in kinds else "")
-    fig.suptitle("SC → UC change, evaluated" + note, fontweight="bold")
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.suptitle("SC → UC change, evaluated" + note.replace(" (", "\n("), fontweight="bold")
+    fig.tight_layout()
     return fig
 
 

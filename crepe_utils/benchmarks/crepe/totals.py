@@ -180,11 +180,11 @@ def lengths_sentence(lengths: pd.DataFrame, context: int = 77) -> str:
 
 
 def caption_lengths_figure(lengths: pd.DataFrame, context: int = 77):
-    fig, ax = plt.subplots(figsize=(9, 3.4))
+    fig, ax = plt.subplots(figsize=(7.2, 3.8))
     sns.boxplot(data=lengths, x="complexity", y="n_tokens", hue="hn_type", hue_order=HN_ROWS, fliersize=1,
                 linewidth=0.8, ax=ax)
     ax.axhline(context, color="black", ls="--", lw=1)
-    ax.text(len(set(lengths["complexity"])) - 0.6, context + 1.5, f"context length {context}", fontsize=8,
+    ax.text(len(set(lengths["complexity"])) - 0.6, context + 1.5, f"context length {context}", fontsize=9,
             ha="right", va="bottom")
     ax.set(xlabel="complexity n", ylabel="tokens (with start/end)", title="Caption length of every distinct text",
            ylim=(0, context + 11))

@@ -44,10 +44,10 @@ def _sugarcrepe_panel(ax, recall: pd.DataFrame, published: pd.DataFrame) -> None
 
 def figure(recall: pd.DataFrame, published: pd.DataFrame):
     """SugarCrepe's seven subsets: each scorer's R@1 with its 95% interval, the published text-only models, chance."""
-    fig, ax = plt.subplots(figsize=(13, 4.6))
+    fig, ax = plt.subplots(figsize=(7.4, 5.0))
     _sugarcrepe_panel(ax, recall, published)
-    ax.legend(fontsize=7, ncol=3, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle("The same scorers on SugarCrepe, built to defeat text-only scorers", fontweight="bold")
+    ax.legend(fontsize=9, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    fig.suptitle("The same scorers on SugarCrepe,\nbuilt to defeat text-only scorers", fontweight="bold")
     return fig
 
 

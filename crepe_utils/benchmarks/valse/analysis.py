@@ -122,3 +122,16 @@ def negation_shares(selected: Items) -> pd.DataFrame:
     """:func:`negation_share` for every piece in which a negation word appears at all."""
     rows = [negation_share(piece, [(i.caption, i.foil) for i in selected if i.piece == piece]) for piece in PIECE_NAMES]
     return pd.DataFrame([r for r in rows if r["n"]])
+
+
+def published_sentence(results: pd.DataFrame) -> str:
+    """What the published averages (:func:`..reported.results`) say, from their values: the highest pairwise
+    accuracy, CLIP's, and how close the paper's text-only baselines (GPT-1, GPT-2) come to CLIP's. Needs no data."""
+    pairwise = results[results["metric"] == "acc_r"].sort_values("value", ascending=False)
+    top = pairwise.iloc[0]
+    clip = float(pairwise.loc[pairwise["model"] == "CLIP", "value"].iloc[0])
+    text_only = pairwise[pairwise["model"].str.startswith("GPT")]
+    return (f"The highest average pairwise accuracy is {top['model']}'s ({top['value']:.1f}); CLIP's is {clip:.1f}, "
+            "and the paper's text-only baselines, "
+            + " and ".join(f"{r.model} ({r.value:.1f})" for r in text_only.itertuples())
+            + f", come within {clip - text_only['value'].max():.1f} points of CLIP's average.")

@@ -82,8 +82,10 @@ def evaluate(name: str, examples: Sequence,
 
 HOW_TO_GET = "Winoground is gated: `make data-winoground` with `HF_TOKEN` (see README)"
 #: the teaching notebook's exercise on it: (question, answer)
-EXERCISE = ("Winoground compares each of two images with two captions made of the same words. Why does no blind "
-            "scorer ever get an example's text score right?",
+EXERCISE = ("Each Winoground example holds two images and two captions made of the same words in another order, "
+            "each caption true of one image. Its *text score* counts the example right when, for each image, the "
+            "model scores that image's own caption strictly above the other caption (image 0 prefers caption 0, "
+            "and image 1 prefers caption 1). Why does no blind scorer ever get an example's text score right?",
             "The text score needs the first image to prefer the first caption and the second image the second. A "
             "blind scorer gives a caption the same score whatever the image, so one of the two strict comparisons "
             "fails whatever the scores: both cannot hold at once, and a tie fails both.")

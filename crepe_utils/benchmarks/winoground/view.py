@@ -59,7 +59,7 @@ def table3_figure(t3: pd.DataFrame):
     """Each model's three scores with exact 95% intervals, models ordered by group score; chance dotted."""
     order = t3.sort_values("group")["model"].tolist()
     y = {m: i for i, m in enumerate(order)}
-    fig, ax = plt.subplots(figsize=(8.5, 6.6))
+    fig, ax = plt.subplots(figsize=(7.0, 6.8))
     for (metric, marker), dy in zip((("text", "o"), ("image", "s"), ("group", "D")), (0.22, 0.0, -0.22)):
         ys = t3["model"].map(y) + dy
         ax.errorbar(t3[metric], ys, xerr=[t3[metric] - t3[f"{metric}_ci_low"], t3[f"{metric}_ci_high"] - t3[metric]],
@@ -69,7 +69,7 @@ def table3_figure(t3: pd.DataFrame):
         ax.axvline(chance[metric], color=COLORS[metric], ls=":", lw=1)
     ax.set_yticks(range(len(order)), order)
     ax.set(xlabel="score (%), with exact 95% intervals on 400 examples",
-           title="Winoground Table 3: models against humans and chance (dotted: text and group chance)")
+           title="Winoground Table 3: models against humans and chance\n(dotted: text and group chance)")
     ax.legend(loc="lower right")
     return fig
 
