@@ -167,8 +167,13 @@ def test_the_landing_page_the_claims_and_the_gallery(built):
     rows = [l for l in (ROOT / "tables" / "checks.md").read_text(encoding="utf-8").splitlines() if l.startswith("|")]
     assert claims.count("<tr") >= len(rows) - 1                              # the full checks table
     statuses = [l.split("|")[5].strip() for l in rows[2:]]
-    assert claims.count('<span class="mark mark-') == len(statuses)            # a badge per status
-    assert claims.count('<span class="mark mark-pass"') == statuses.count("pass")
+    badged = re.findall(r'<td><p><span class="mark mark-(\w+)" role="img" aria-label="\w+"></span>([^<]+)</p></td>',
+                        claims)
+    assert len(badged) == len(statuses)                                       # a badge per status
+    assert all(site_build.STATUS_BADGES[word] == badge for badge, word in badged)
+    assert [w for _, w in badged].count("pass") == statuses.count("pass")
+    assert claims.count('<span class="mark mark-') == len(statuses) + len(site_build.STATUS_BADGES) - 1  # and the
+    # definitions' marks: every status but "needs data", whose mark (…) is a plain character
     gallery = _read(site, "gallery.html")
     assert len(re.findall(r"<figure", gallery)) == len(list((ROOT / "figures").glob("*.png")))
     made = re.search(r'<figure[^>]*id="gallery-systematicity-delta".*?</figure>', gallery, re.S).group(0)

@@ -66,7 +66,8 @@ def parts(notebooks=NOTEBOOKS) -> list[tuple[str, list[str]]]:
 
 # ---------------------------------------------------------------- status marks
 #: The status marks written as emoji (claims tables, README) and the badge the style draws for each.
-MARKS = {"\u2705": "pass", "\u274c": "fail", "\u26a0\ufe0f": "warn", "\u26a0": "warn"}
+MARKS = {"\u2705": "pass", "\u274c": "fail", "\u26a0\ufe0f": "warn", "\u26a0": "warn", "\u21c4": "sources",
+         "\u2195": "scale", "\u25d0": "part"}
 _MARK = re.compile("|".join(map(re.escape, sorted(MARKS, key=len, reverse=True))))
 _TAG_OR_TEXT = re.compile(r"(<[^>]*>)")
 

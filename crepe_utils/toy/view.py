@@ -45,8 +45,9 @@ def examples_figure(queries: list, image_dir: Path):
         text = f"✔ {q.positive}\n" + "\n".join(f"✘ {n}" for n in q.negatives[:3])
         ax.set_title(f"{q.split}, HN-{q.hn_type.capitalize()}", fontsize=10)
         ax.text(0.5, -0.04, text, transform=ax.transAxes, ha="center", va="top", fontsize=9)
-    fig.suptitle("Toy-world queries: the image, its caption (✔) and hard negatives (✘),\neach checked against the "
-                 "scene", fontweight="bold")
+    # the title is also the book's caption: words, not the ✔/✘ glyphs that fonts without symbols draw as boxes
+    fig.suptitle("Toy-world queries: under each image its caption (first line)\nand three hard negatives, each checked "
+                 "against the scene", fontweight="bold")
     fig.tight_layout()
     return fig
 
