@@ -55,6 +55,22 @@ def test_a_figures_caption_and_source_travel_with_its_output_for_the_book(tmp_pa
     assert "caption" not in shown[0].metadata and "source" not in shown[0].metadata
 
 
+def test_a_cited_figure_gives_its_own_source_unless_its_caller_names_one(tmp_path, shown):
+    reporting.save_figure(reporting.cite(_figure(), "CREPE app. B.1, transcribed in `a/b.csv`"), "cited", tmp_path,
+                          show=True)
+    assert shown[0].metadata["source"] == "CREPE app. B.1, transcribed in a/b.csv"       # plain text, one line
+    shown.clear()
+    reporting.save_figure(reporting.cite(_figure(), "the figure's"), "both", tmp_path, show=True, source="the call's")
+    assert shown[0].metadata["source"] == "the call's"
+
+
+def test_another_runs_figure_is_captioned_by_its_note_without_emphasis(tmp_path, shown):
+    reporting.save_figure(_figure(), "toy_curve", tmp_path, show=False)
+    assert reporting.show_example(tmp_path, "toy_curve", "_Full curves as the toy world's run draws them:_")
+    image = shown[-1]
+    assert image.metadata["caption"] == image.metadata["alt"] == "Full curves as the toy world's run draws them"
+
+
 def test_svg_only_figures_display_the_svg(tmp_path, shown):
     fig = _figure()
     reporting.save_figure(fig, "curve", tmp_path, formats=("svg",), show=True)

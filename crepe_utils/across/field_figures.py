@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .. import field
-from ..analysis.reporting import SCORER_COLORS
+from ..analysis.reporting import SCORER_COLORS, cite
 from ..lazy import lazy
 
 pd = lazy("pandas")
@@ -52,7 +52,7 @@ def scatter(table: pd.DataFrame, benchmark: str, corr: pd.DataFrame, ncols: int 
     fig.suptitle(f"{field.declarations()[benchmark].label}: the field's {len(table)} checkpoints\nagainst ImageNet · "
                  f"{field.SHORT}", fontweight="bold")
     fig.tight_layout()
-    return fig
+    return cite(fig, f"{field.SHORT}'s table of 202 checkpoints, {field.reported.transcribed('vl_compo.csv')}")
 
 
 def correlations(corr: pd.DataFrame, papers: pd.DataFrame):
@@ -97,7 +97,7 @@ def correlations(corr: pd.DataFrame, papers: pd.DataFrame):
               ylim=(-0.6, len(r2_columns) + 0.3), title="CREPE: R², with §5.4's HN-Swap R² (▼, 7 models)")
     fig.suptitle(f"The papers' ImageNet claims at the field's scale\n{field.SHORT}", fontweight="bold")
     fig.tight_layout()
-    return fig
+    return cite(fig, f"{field.SHORT}'s table of 202 checkpoints, {field.reported.transcribed('vl_compo.csv')}")
 
 
 def blind(table: pd.DataFrame, placement: pd.DataFrame):

@@ -158,6 +158,18 @@ def _figure_title(fig, fallback: str) -> str:
     return next((t for t in titles if t.strip()), fallback)
 
 
+#: the attribute :func:`cite` sets on a figure: where its numbers come from, in words
+SOURCE_ATTRIBUTE = "crepe_source"
+
+
+def cite(fig, source: str):
+    """``fig``, with where its numbers come from (a published table and the file it was transcribed into, as plain
+    text: code marks dropped), which :func:`save_figure` gives the book's caption when its caller names no
+    ``source``; returns ``fig``."""
+    setattr(fig, SOURCE_ATTRIBUTE, " ".join(source.replace("`", "").split()))   # plain text: the book escapes it
+    return fig
+
+
 def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", "svg"),
                 show: bool | None = None, caption: str | None = None, source: str | None = None) -> list[Path]:
     """Write ``fig`` as ``<figures_dir>/<name>.<fmt>`` for each format, atomically and deterministically.
@@ -166,7 +178,7 @@ def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", 
     the cell's output, then closes ``fig`` so that no backend shows a second, different rendering. The output's
     metadata names the figure and carries its caption for the book (``make docs``: a numbered figure): what it
     shows (``caption``, default: its title) and where its numbers come from (``source``, default: the book
-    says the notebook's data and results, listed in the page's provenance).
+    says the notebook's data and results, listed in the page's provenance; a figure :func:`cite` marked says its own).
     """
     out = []
     for fmt in formats:
@@ -176,7 +188,7 @@ def save_figure(fig, name: str, figures_dir: str | os.PathLike, formats=("png", 
             render_figure(fig, tmp, format=fmt, metadata=metadata)
         out.append(path)
     if show if show is not None else in_notebook_kernel():
-        _display_saved(fig, name, out, caption, source)
+        _display_saved(fig, name, out, caption, source or getattr(fig, SOURCE_ATTRIBUTE, None))
     return out
 
 
@@ -189,8 +201,10 @@ def show_example(figures_dir: str | os.PathLike, name: str, note: str) -> bool:
     if not png.is_file():
         return False
     display(Markdown(note))
-    shown = {"figure": name, "alt": note, "source": "Drawn by another run of this notebook, as the note above says"}
-    display(Image(data=png.read_bytes(), format="png", metadata=shown, alt=note))
+    plain = note.strip().strip("_*").rstrip(":").strip()    # the caption: the note without its emphasis
+    shown = {"figure": name, "alt": plain, "caption": plain,
+             "source": "Drawn by another run of this notebook, as the note above says"}
+    display(Image(data=png.read_bytes(), format="png", metadata=shown, alt=plain))
     return True
 
 

@@ -12,7 +12,7 @@ from ... import escaping
 from ...models import checkpoints
 from ...models import imagenet
 from ...analysis import prose
-from ...analysis.reporting import TRAIN_PALETTE
+from ...analysis.reporting import TRAIN_PALETTE, cite
 from .analysis import MODEL_SETS, productivity_r2_inputs, systematicity_r2_inputs
 from ...lazy import lazy
 
@@ -106,7 +106,9 @@ def r2_figure(r2: pd.DataFrame, source: str):
     fig.suptitle(f"Recall@1 against ImageNet zero-shot accuracy,\n{len(models)} open_clip checkpoints; 95% intervals "
                  f"of R²:\nbootstrap over models (rough with {len(models)} points) and Fisher's z", fontweight="bold")
     fig.tight_layout()
-    return fig
+    return cite(fig, f"CREPE's published Recall@1 (app. B.1), "
+                     f"{reported.transcribed('systematicity_r1.csv', 'productivity_r1.csv')}, against open_clip's "
+                     f"published ImageNet accuracy, {imagenet.transcribed()}")
 
 
 def _distinct_share(n: int, at_most: int) -> float:

@@ -13,7 +13,7 @@ import numpy as np
 from . import reported, roster
 from ... import escaping
 from ...analysis import prose, uncertainty
-from ...analysis.reporting import HN_LABELS, TRAIN_PALETTE
+from ...analysis.reporting import HN_LABELS, TRAIN_PALETTE, cite
 from ...lazy import lazy
 
 pd = lazy("pandas")
@@ -101,7 +101,9 @@ def endpoints_figure(pub: pd.DataFrame):
     fig.suptitle("Recall@1 from n = 4 to n = 12, published (CREPE app. B.1);\nintervals from each released "
                  "file's query count", fontweight="bold")
     fig.tight_layout()
-    return fig
+    return cite(fig, f"CREPE's published Recall@1 (app. B.1), {reported.transcribed('productivity_r1.csv')}; "
+                     f"each interval from its released file's query count, "
+                     f"{reported.transcribed('released_productivity_files.csv')}")
 
 
 def curves_figure(prod_eval: pd.DataFrame, pub: pd.DataFrame):

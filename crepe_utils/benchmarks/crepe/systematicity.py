@@ -13,7 +13,7 @@ from . import reported
 from ...models import checkpoints
 from ... import escaping
 from ...analysis import prose, uncertainty
-from ...analysis.reporting import HN_LABELS, TRAIN_PALETTE
+from ...analysis.reporting import HN_LABELS, TRAIN_PALETTE, cite
 from ...lazy import lazy
 
 pd = lazy("pandas")
@@ -97,7 +97,7 @@ def delta_figure(pub: pd.DataFrame):
     _train_legend(fig, -0.045, ncols=3)
     fig.suptitle("SC → UC change in Recall@1, published (CREPE app. B.1)", fontweight="bold")
     fig.tight_layout()
-    return fig
+    return cite(fig, f"CREPE's published Recall@1 (app. B.1), {reported.transcribed('systematicity_r1.csv')}")
 
 
 def _train_legend(fig, y: float, keys=TRAIN_ORDER, ncols: int | None = None) -> None:
@@ -133,7 +133,7 @@ def sc_uc_figure(pub: pd.DataFrame):
                  + ("thin lines: exact 95% intervals" if known else "(no query counts: no intervals)"),
                  fontweight="bold")
     fig.tight_layout()
-    return fig
+    return cite(fig, f"CREPE's published Recall@1 (app. B.1), {reported.transcribed('systematicity_r1.csv')}")
 
 
 def evaluated_figure(ev: pd.DataFrame, pub: pd.DataFrame):

@@ -6,7 +6,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
+from . import reported
 from .analysis import SUBSET_LABELS, SUBSET_ORDER
+from ...analysis.reporting import cite
+from ...models import imagenet
 from ...lazy import lazy
 
 pd = lazy("pandas")
@@ -35,7 +38,7 @@ def published_heatmap(matrix: pd.DataFrame):
     n_clip = int((~matrix["group"].isin(["Human", "Text-only"])).sum())
     ax.set_title(f"SugarCrepe's results table, as published:\nRecall@1 of {n_clip} CLIP models, two text-only models "
                  "and humans", fontsize=10)
-    return fig
+    return cite(fig, f"SugarCrepe's published results table, {reported.transcribed('results.csv')}")
 
 
 def correlation_figure(inputs: pd.DataFrame, table: pd.DataFrame, min_imagenet: float = 50.0):
@@ -71,7 +74,8 @@ def correlation_figure(inputs: pd.DataFrame, table: pd.DataFrame, min_imagenet: 
     fig.suptitle(f"SugarCrepe Recall@1 against ImageNet zero-shot accuracy\n({inputs['model'].nunique()} CLIP models; "
                  "Pearson r recomputed beside the printed one;\nbars: exact 95% intervals)", fontweight="bold")
     fig.tight_layout()
-    return fig
+    return cite(fig, f"SugarCrepe's published results table, {reported.transcribed('results.csv')}, against "
+                     f"ImageNet accuracy, {imagenet.transcribed()}")
 
 
 def evaluated_figure(evaluated: pd.DataFrame):

@@ -2,7 +2,9 @@
 piece's texts give away."""
 from __future__ import annotations
 
+from . import reported
 from .data import PIECES
+from ...analysis.reporting import cite
 from ...lazy import lazy
 
 pd = lazy("pandas")
@@ -32,7 +34,7 @@ def published(results: pd.DataFrame):
            title="VALSE's results table (Parcalabescu et al., ACL 2022)")
     ax.legend(loc="upper right", fontsize=9, framealpha=0.95)
     fig.tight_layout()
-    return fig
+    return cite(fig, f"VALSE's published averages (Parcalabescu et al., ACL 2022), {reported.transcribed('results.csv')}")
 
 
 def blind_pieces(table: pd.DataFrame):

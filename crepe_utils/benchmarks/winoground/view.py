@@ -15,6 +15,7 @@ from ... import escaping, paths
 from . import reported
 from .statistics import split_tags
 from ...analysis import prose, uncertainty
+from ...analysis.reporting import cite
 from ...lazy import lazy
 
 pd = lazy("pandas")
@@ -71,7 +72,8 @@ def table3_figure(t3: pd.DataFrame):
     ax.set(xlabel="score (%), with exact 95% intervals on 400 examples",
            title="Winoground Table 3: models against humans and chance\n(dotted: text and group chance)")
     ax.legend(loc="lower right")
-    return fig
+    return cite(fig, f"Winoground Table 3 (Thrush et al., CVPR 2022), {reported.transcribed('table3.csv')}; intervals from its "
+                     f"400 examples")
 
 
 def table3_sentence(t3: pd.DataFrame) -> str:
