@@ -176,3 +176,20 @@ def test_the_systematicity_figure_draws_the_scorers_and_the_models_in_bold(syst_
         assert len(ax.patches) == 4                                              # SC and UC bars of two entries
         assert "0" in [t.get_text() for t in ax.texts]                           # a bar of height 0 is labelled
     plt.close(fig)
+
+
+def test_a_score_a_tie_decided_is_drawn_beside_its_random_tie_expectation():
+    """Where ties decided some queries, the productivity figure marks (hollow) the score expected under random
+    tie-breaking, which the chance line assumes; a row no tie decided gets no mark."""
+    import matplotlib.pyplot as plt
+    from crepe_utils.benchmarks.crepe import blind_view as crepe_view
+    rows = [{"scorer": "length", "hn_type": hn, "complexity": n, "r1": 10.0, "ci_low": 5.0, "ci_high": 15.0,
+             "chance_r1": 100 / 6, "r1_random_ties": 10.0 + (20.0 if n == 5 else 0.0),
+             "decided_by_tie": 3 if n == 5 else 0} for hn in ("atom", "swap", "negate") for n in (4, 5, 6)]
+    published = pd.DataFrame(columns=["model", "hn_type", "complexity", "r1"])
+    fig = crepe_view.productivity(pd.DataFrame(rows), published)
+    for ax in fig.axes:
+        hollow = [c for c in ax.collections if len(c.get_offsets()) and len(c.get_facecolors()) == 0]
+        assert [tuple(map(float, xy)) for c in hollow for xy in c.get_offsets()] == [(5.0, 30.0)]
+    assert "expected if ties were broken at random" in [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
+    plt.close(fig)

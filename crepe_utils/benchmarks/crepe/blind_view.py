@@ -42,6 +42,7 @@ def productivity(recall: pd.DataFrame, published: pd.DataFrame):
                     lw=2.4 if scorer in ("negation", "bigram") else 1.4, color=color, label=f"blind:{scorer}",
                     zorder=2 + (scorer == "negation"))
             ax.fill_between(g["complexity"].astype(float), g["ci_low"], g["ci_high"], color=color, alpha=0.15, lw=0)
+            _random_ties(ax, g["complexity"], g, color)
         pub = published[published["hn_type"] == hn]
         jitter = np.linspace(-0.25, 0.25, max(1, pub["model"].nunique()))
         offsets = dict(zip(sorted(pub["model"].unique()), jitter))
@@ -52,11 +53,26 @@ def productivity(recall: pd.DataFrame, published: pd.DataFrame):
         ax.set(xticks=range(4, 13), ylim=(-2, 102), ylabel="Recall@1 (%)")
         ax.set_title(f"CREPE productivity, {HN_LABELS[hn]}", loc="left")
     axes[-1].set_xlabel("complexity n (ties count against a scorer)")
+    axes[-1].scatter([], [], s=22, facecolors="none", edgecolors="black", label=RANDOM_TIES)   # the legend's key
     axes[-1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=9, ncols=2)
     fig.suptitle(f"What a model gets without looking:\ntext-only scorers against the paper's "
                  f"{published['model'].nunique()} models", fontweight="bold")
     fig.tight_layout()
     return fig
+
+
+RANDOM_TIES = "expected if ties were broken at random"
+
+
+def _random_ties(ax, x, rows: pd.DataFrame, color, label: str | None = None) -> None:
+    """Hollow markers at the score expected if ties were broken at random (what the chance line assumes), where a
+    tie decided some query of the row: the strict score beside them is then partly the rule's doing."""
+    if "r1_random_ties" not in rows:
+        return
+    tied = (rows["decided_by_tie"].fillna(0).to_numpy() > 0) & rows["r1_random_ties"].notna().to_numpy()
+    if tied.any():
+        ax.scatter(np.asarray(x, dtype=float)[tied], rows["r1_random_ties"].to_numpy(dtype=float)[tied], s=22,
+                   facecolors="none", edgecolors=color, linewidths=1.1, zorder=4, label=label)
 
 
 def _entries(rows: pd.DataFrame, scorers) -> list[str]:
@@ -71,6 +87,7 @@ def _systematicity_panel(ax, rows: pd.DataFrame, scorers) -> None:
         g = rows[rows["split"] == split].drop_duplicates("model").set_index("model").reindex(entries)
         ax.bar(x + offset, g["r1"], 0.4, color=SPLIT_COLORS[split], label=f"{split} ({'seen' if split == 'SC' else 'unseen'})",
                yerr=[g["r1"] - g["ci_low"], g["ci_high"] - g["r1"]], error_kw={"lw": 0.7}, capsize=2)
+        _random_ties(ax, x + offset, g, "black", RANDOM_TIES if split == "SC" else None)
         for xi, value in zip(x + offset, g["r1"]):
             if value == 0:                  # a bar of height 0 is invisible: say it is there
                 ax.text(xi, 1, "0", ha="center", va="bottom", fontsize=9, color=SPLIT_COLORS[split])
@@ -96,7 +113,7 @@ def systematicity(table: pd.DataFrame, scorers=SYSTEMATICITY_SCORERS, title: str
         _systematicity_panel(ax, rows, scorers)
         ax.set_title(f"{train_data}: {HN_LABELS[hn]}")
     for ax in axes.flat[len(panels):]:
-        ax.set_axis_off()
+        fig.delaxes(ax)                 # an empty cell of the grid: no axes left behind
     for ax in axes[:, 0]:
         ax.set_ylabel("Recall@1 (%), 95% CI")
     axes[0, 0].legend(loc="upper left", fontsize=9)

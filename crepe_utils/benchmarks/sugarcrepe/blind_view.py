@@ -28,10 +28,17 @@ def _sugarcrepe_panel(ax, recall: pd.DataFrame, published: pd.DataFrame) -> None
     scorers = list(dict.fromkeys(recall["scorer"]))
     width = 0.8 / len(scorers)
     x = np.arange(len(subsets))
+    hollow = False                      # the legend names the hollow markers once
     for i, scorer in enumerate(scorers):
         g = recall[recall["scorer"] == scorer].set_index("group").loc[subsets]
         ax.bar(x + (i - (len(scorers) - 1) / 2) * width, g["r1"], width, color=SCORER_COLORS.get(scorer, "black"),
                yerr=[g["r1"] - g["ci_low"], g["ci_high"] - g["r1"]], error_kw={"lw": 0.6}, label=f"blind:{scorer}")
+        tied = (g["decided_by_tie"].fillna(0) > 0).to_numpy() if "decided_by_tie" in g else np.zeros(len(g), bool)
+        if tied.any():                  # expected if ties were broken at random, as the chance line assumes
+            ax.scatter((x + (i - (len(scorers) - 1) / 2) * width)[tied], g["r1_random_ties"].to_numpy(float)[tied],
+                       s=18, facecolors="none", edgecolors="black", linewidths=0.9, zorder=5,
+                       label=None if hollow else "expected if ties were broken at random")
+            hollow = True
     for model, color in TEXT_ONLY_COLORS.items():
         rows = published[published["model"] == model].set_index("subset")
         if len(rows):
