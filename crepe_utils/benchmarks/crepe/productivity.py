@@ -97,7 +97,7 @@ def endpoints_figure(pub: pd.DataFrame):
                plt.Line2D([], [], color="0.3", marker=">", lw=1.2)]
     fig.legend(handles, [f"n = {ENDS[0]}: R@1 (●) and its exact 95% interval",
                          f"n = {ENDS[1]}: its exact 95% interval", f"R@1 from n = {ENDS[0]} to n = {ENDS[1]} (▸)"],
-               ncols=1, loc="lower center", bbox_to_anchor=(0.5, -0.035))
+               ncols=1, loc="upper center", bbox_to_anchor=(0.5, 0.0))      # below the last axis label
     fig.suptitle("Recall@1 from n = 4 to n = 12, published (CREPE app. B.1);\nintervals from each released "
                  "file's query count", fontweight="bold")
     fig.tight_layout()
