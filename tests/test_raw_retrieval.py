@@ -58,9 +58,15 @@ def root(tmp_path_factory):
 
 def expected_items(data_dir: Path, n: int = 4) -> list[tuple]:
     """(image id, box, captions) in order of first appearance over atom, swap, negate: read here with csv."""
+    return items_of([data_dir / "prod_hard_negatives" / hn / f"prod_vg_hard_negs_{hn}_complexity_{n}.csv"
+                     for hn in ("atom", "swap", "negate")])
+
+
+def items_of(paths) -> list[tuple]:
+    """(image id, box, captions) over the CSVs ``paths``, in order of first appearance, read with csv."""
     items: dict[tuple, list[str]] = {}
-    for hn in ("atom", "swap", "negate"):
-        with open(data_dir / "prod_hard_negatives" / hn / f"prod_vg_hard_negs_{hn}_complexity_{n}.csv") as fh:
+    for path in paths:
+        with open(path) as fh:
             for r in csv.DictReader(fh):
                 key = (r["image_id"], tuple(float(r[c]) for c in ("x", "y", "width", "height")))
                 caps = items.setdefault(key, [])
@@ -314,14 +320,7 @@ def syst_root(tmp_path_factory):
 def expected_syst_items(data_dir: Path, split: str, train_data: str = "laion") -> list[tuple]:
     """(image id, box, captions) of one split's file in order of first appearance: read here with csv."""
     name = {"SC": "seen", "UC": "unseen"}[split]
-    items: dict[tuple, list[str]] = {}
-    with open(data_dir / "syst_hard_negatives" / f"syst_vg_hard_negs_{name}_compounds_in_{train_data}.csv") as fh:
-        for r in csv.DictReader(fh):
-            key = (r["image_id"], tuple(float(r[c]) for c in ("x", "y", "width", "height")))
-            caps = items.setdefault(key, [])
-            if r["caption"] not in caps:
-                caps.append(r["caption"])
-    return [(i, b, tuple(c)) for (i, b), c in items.items()]
+    return items_of([data_dir / "syst_hard_negatives" / f"syst_vg_hard_negs_{name}_compounds_in_{train_data}.csv"])
 
 
 def load_syst(data_dir, **selection):

@@ -428,16 +428,21 @@ def load_productivity(data_dir: str | os.PathLike, hn_types=PROD_HN_TYPES, compl
     return out
 
 
+def _systematicity_file(data_dir, split: str, train_data: str):
+    """(name, path) of one split's systematicity file for ``train_data`` (a missing one: find_file's one line)."""
+    if split not in SYST_SPLITS:
+        raise ValueError(f"split must be one of {tuple(SYST_SPLITS)}, got {split!r}")
+    name = systematicity_file_name(split, train_data)
+    return name, find_file(data_dir, name)
+
+
 def load_systematicity(data_dir: str | os.PathLike, train_data: str, hn_types=("atom", "comp"),
                        splits=("SC", "UC"), on_bad_row: str = "raise",
                        empty_negatives: str = "skip") -> QuerySet:
     """Systematicity queries for one training set (cc12m, yfcc or laion; the toy world adds its own)."""
     out = QuerySet()
     for split in splits:
-        if split not in SYST_SPLITS:
-            raise ValueError(f"split must be one of {tuple(SYST_SPLITS)}, got {split!r}")
-        name = systematicity_file_name(split, train_data)
-        path = find_file(data_dir, name)
+        name, path = _systematicity_file(data_dir, split, train_data)
         for hn in hn_types:
             if hn not in SYST_HN_TYPES:
                 raise ValueError(f"unknown systematicity HN type {hn!r}; choose from {SYST_HN_TYPES}")
@@ -460,10 +465,7 @@ def load_systematicity_positives(data_dir: str | os.PathLike, train_data: str, s
     the box are read, with the same row checks as :func:`load_systematicity`; the negatives columns are not needed."""
     out = QuerySet()
     for split in splits:
-        if split not in SYST_SPLITS:
-            raise ValueError(f"split must be one of {tuple(SYST_SPLITS)}, got {split!r}")
-        name = systematicity_file_name(split, train_data)
-        path = find_file(data_dir, name)
+        name, path = _systematicity_file(data_dir, split, train_data)
 
         def make(split=split, **kw):
             return Query(benchmark="systematicity", hn_type="", split=split, complexity=None, train_data=train_data,
