@@ -51,7 +51,7 @@ RUN_NB      := $(VPY) -m crepe_utils.notebooks
 NB_OUTPUTS  := -p figures_dir $(FIGURES) -p tables_dir $(TABLES)
 
 .PHONY: all test test-quick check check-claims-page check-claims-page-current data data-text evaluate toy prose-check \
-        toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check slurm-check $(NOTEBOOKS) 06_toy_world
+        toy-world toy-notebooks notebooks models venv clean clean-venv help docs docs-check docs-extra slurm-check $(NOTEBOOKS) 06_toy_world
 
 # The check that ends `all` (CI passes check-claims-page-current: one run of the checks, which also compares
 # docs/claims.md with them).
@@ -226,6 +226,8 @@ DOCS_STAMP := $(VENV)/.crepe-docs-installed
 $(DOCS_STAMP): pyproject.toml requirements.lock | $(VENV_STAMP)
 	$(VPY) -m pip install --quiet -c requirements.lock -e '.[docs]'
 	@touch $@
+
+docs-extra: $(DOCS_STAMP) ## install the docs extra (Sphinx, MyST-NB, the book theme, Playwright); the book's tests skip without it
 
 docs: all $(DOCS_STAMP) ## the book: README, executed notebooks, docs/ pages, figures, tables; searchable (build/site/index.html)
 	$(VPY) -m crepe_utils.site.build --build-dir $(BUILD) --out $(BUILD)/site --figures-dir $(FIGURES) \

@@ -383,3 +383,11 @@ def is_temporary(path: Path, root: Path) -> bool:
 def issue_counts(query_set) -> Counter:
     """A CREPE query set's issues counted by kind."""
     return Counter(i.kind for i in query_set.issues)
+
+
+def book_missing() -> str | None:
+    """Why the book cannot be built here (the docs extra, which make docs installs, is absent), or None."""
+    from crepe_utils.site.build import missing_extra
+    absent = missing_extra()
+    return (f"the docs extra (pip install '.[docs]', which make docs installs) builds the book; absent: "
+            f"{', '.join(absent)}") if absent else None

@@ -311,8 +311,22 @@ def sphinx_config(title: str = "CREPE companion") -> dict:
     }
 
 
+#: what builds the book: the ``docs`` extra (``make docs`` installs it)
+BOOK_MODULES = ("sphinx", "myst_nb", "sphinx_book_theme")
+
+
+def missing_extra() -> list[str]:
+    """The modules of the ``docs`` extra this environment lacks (none: the book can be built here)."""
+    import importlib.util
+    return [m for m in BOOK_MODULES if importlib.util.find_spec(m) is None]
+
+
 def run_sphinx(src: Path, out: Path, doctrees: Path) -> None:
     """Sphinx's HTML build; a warning (a link or reference without a target) fails it after the whole run."""
+    absent = missing_extra()
+    if absent:
+        raise SiteError(f"the book needs the docs extra, which this environment lacks ({', '.join(absent)}): "
+                        "make docs installs it, or pip install -c requirements.lock -e '.[docs]'")
     from sphinx.application import Sphinx
     from sphinx.util.docutils import docutils_namespace, patch_docutils
 
