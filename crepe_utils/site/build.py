@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import copy
 import html
+import importlib.util
 import io
 import json
 import re
@@ -317,7 +318,6 @@ BOOK_MODULES = ("sphinx", "myst_nb", "sphinx_book_theme")
 
 def missing_extra() -> list[str]:
     """The modules of the ``docs`` extra this environment lacks (none: the book can be built here)."""
-    import importlib.util
     return [m for m in BOOK_MODULES if importlib.util.find_spec(m) is None]
 
 
