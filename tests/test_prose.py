@@ -332,6 +332,8 @@ def test_readme_counts_the_productivity_files_the_bigram_clears_as_the_check_doe
     readme = re.sub(r"\s+", " ", (ROOT / "README.md").read_text(encoding="utf-8"))
     checks = pd.read_csv(ROOT / "tables" / "checks.csv").set_index("claim")
     row = checks.loc["The best cross-fitted blind scorer beats chance on every productivity file"]
+    if row["status"] == "needs data":           # the checks table of a run without CREPE's files: nothing to bind
+        pytest.skip(f"tables/checks.csv was made without CREPE's productivity files: {row['detail']}")
     above, files = map(int, re.fullmatch(r"(\d+) of (\d+) files", row["found"]).groups())
     clear = int(re.search(r"lower 95% bound above chance on (\d+) of \d+ files", row["detail"]).group(1))
     said = re.search(r"is above chance on (all|\d+ of) (\d+) productivity files, its 95% interval clear of chance on "
