@@ -70,3 +70,20 @@ def test_a_committed_figure_is_readable_at_column_width(stem):
         f"{stem}: its smallest text, {font:g} pt, in a figure {pixels} px wide at {dpi:.0f} dpi shows at "
         f"{shown:.1f} pt in a {reporting.COLUMN_PX}-px column (at least {reporting.MIN_SHOWN_PT:g}); it may be at "
         f"most {reporting.max_width_in(font):.2f} inches wide")
+
+
+@pytest.mark.parametrize("n, shape, kept", [(1, (1, 1), 1), (2, (1, 2), 2), (3, (2, 2), 3), (5, (3, 2), 5)])
+def test_panel_grid_leaves_no_empty_frame(n, shape, kept):
+    """n panels in two columns: the grid's shape, its height from the row count, and only n axes left drawn (an
+    empty cell that were only hidden would still be an axes of the figure)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = reporting.panel_grid(n, 7.0, 2.0, 0.5, sharey=True)
+    try:
+        assert axes.shape == shape
+        assert len(fig.axes) == kept
+        assert all(ax in fig.axes for ax in axes.flat[:n]) and not any(ax in fig.axes for ax in axes.flat[n:])
+        assert tuple(fig.get_size_inches()) == pytest.approx((7.0, 2.0 * shape[0] + 0.5))
+    finally:
+        plt.close(fig)

@@ -136,6 +136,29 @@ def brute_force(scores: np.ndarray, owner: list[int], image: int, direction: str
     return 1 + higher + equal, 1 + higher, equal
 
 
+def check_folds_by_brute_force(loaded, per_query, tables, n_folds: int, policy: str = "pessimistic") -> dict:
+    """Each fold's per-query ranks, ties and Recall@1/5/10 in both directions against :func:`brute_force` on that
+    fold's own score matrix; returns each direction's per-fold recalls ({direction: {k: [fold 0, fold 1, …]}})."""
+    log, summary = pd.concat(list(tables.per_query)), tables.summary
+    recalls = {d: {k: [] for k in (1, 5, 10)} for d in raw.DIRECTIONS}
+    for f in range(n_folds):
+        qs = [(i, q) for i, q in enumerate(loaded.queries) if q.fold == f]
+        matrix = np.stack([per_query[i] for i, _ in qs])
+        owner = [j for j, (_, q) in enumerate(qs) for _ in q.positives]
+        for d, n in (("image_to_text", len(qs)), ("text_to_image", len(owner))):
+            got = log[(log.direction == d) & (log.fold == str(f))]
+            want = [brute_force(matrix, owner, x, d) for x in range(n)]
+            assert list(zip(got["rank"], got.rank_optimistic, got.n_ties)) == want
+            chosen = [w[0] if policy == "pessimistic" else w[1] for w in want]
+            row = summary[(summary.direction == d) & (summary.fold == str(f))].iloc[0]
+            for k in (1, 5, 10):
+                r = 100 * sum(c <= k for c in chosen) / len(chosen)
+                assert row[f"r{k}"] == pytest.approx(r)
+                recalls[d][k].append(r)
+            assert row.n_tied_queries == sum(w[2] > 0 for w in want)
+    return recalls
+
+
 def test_ranks_and_recall_match_a_brute_force_with_ties(root):
     data_dir, _ = root
     loaded = dataclass_groups(load(data_dir, fold_size=4, fold_rule="contiguous"))
@@ -144,24 +167,8 @@ def test_ranks_and_recall_match_a_brute_force_with_ties(root):
     result = EngineResult.of_scores(loaded.queries, np.concatenate(per_query), {})
     for policy in ("pessimistic", "optimistic"):
         tables = raw.evaluate(result, loaded, EvaluationSettings(tie_policy=policy), "m")
-        log = pd.concat(list(tables.per_query))
         summary = tables.summary
-        recalls = {d: {k: [] for k in (1, 5, 10)} for d in raw.DIRECTIONS}
-        for f in range(2):
-            qs = [(i, q) for i, q in enumerate(loaded.queries) if q.fold == f]
-            matrix = np.stack([per_query[i] for i, _ in qs])
-            owner = [j for j, (_, q) in enumerate(qs) for _ in q.positives]
-            for d, n in (("image_to_text", len(qs)), ("text_to_image", len(owner))):
-                got = log[(log.direction == d) & (log.fold == str(f))]
-                want = [brute_force(matrix, owner, x, d) for x in range(n)]
-                assert list(zip(got["rank"], got.rank_optimistic, got.n_ties)) == want
-                chosen = [w[0] if policy == "pessimistic" else w[1] for w in want]
-                row = summary[(summary.direction == d) & (summary.fold == str(f))].iloc[0]
-                for k in (1, 5, 10):
-                    r = 100 * sum(c <= k for c in chosen) / len(chosen)
-                    assert row[f"r{k}"] == pytest.approx(r)
-                    recalls[d][k].append(r)
-                assert row.n_tied_queries == sum(w[2] > 0 for w in want)
+        recalls = check_folds_by_brute_force(loaded, per_query, tables, 2, policy)
         for d in raw.DIRECTIONS:
             mean = summary[(summary.direction == d) & (summary.fold == raw.MEAN)].iloc[0]
             assert (mean.n_folds, mean.fold_size, mean.n_set) == (2, 4, 8)
@@ -376,18 +383,9 @@ def test_systematicity_ranks_match_a_brute_force_with_ties(syst_root):
     summary = tables.summary
     assert set(summary.benchmark) == {"raw-systematicity"} and set(summary.split) == {"SC"}
     assert set(summary.train_data) == {"laion"} and summary.complexity.isna().all()
-    for f in range(2):
-        qs = [(i, q) for i, q in enumerate(loaded.queries) if q.fold == f]
-        matrix = np.stack([per_query[i] for i, _ in qs])
-        owner = [j for j, (_, q) in enumerate(qs) for _ in q.positives]
-        for d, n in (("image_to_text", len(qs)), ("text_to_image", len(owner))):
-            got = log[(log.direction == d) & (log.fold == str(f))]
-            want = [brute_force(matrix, owner, x, d) for x in range(n)]
-            assert list(zip(got["rank"], got.rank_optimistic, got.n_ties)) == want
-            row = summary[(summary.direction == d) & (summary.fold == str(f))].iloc[0]
-            assert row.r1 == pytest.approx(100 * sum(w[0] <= 1 for w in want) / n)
-            assert row.n_tied_queries == sum(w[2] > 0 for w in want)
-            assert (row.n_folds, row.fold_size, row.n_set) == (2, 3, 6)
+    check_folds_by_brute_force(loaded, per_query, tables, 2)
+    folds = summary[summary.fold != raw.MEAN]
+    assert len(folds) == 4 and set(zip(folds.n_folds, folds.fold_size, folds.n_set)) == {(2, 3, 6)}
     assert set(log.split) == {"SC"} and set(log.benchmark) == {"raw-systematicity"}
 
 

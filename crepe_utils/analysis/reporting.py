@@ -30,9 +30,12 @@ HN_LABELS = {"atom": "HN-Atom", "comp": "HN-Comp", "combined": "Combined", "swap
 SCORER_COLORS = {"negation": "#C44E52", "length": "#DD8452", "wordfreq": "#937860", "wordfreq-cased": "#DA8BC3",
                  "bigram": "#4C72B0", "bigram-cased": "#64B5CD", "bigram-mean": "#1B2A49", "classifier": "#55A868",
                  "classifier-cased": "#8C8C8C"}
-STATUS_MARKS = {"pass": "✅ pass", "fail": "❌ fail", "paper inconsistency": "⚠️ paper inconsistency",
-                "sources disagree": "⇄ sources disagree", "differs at scale": "↕ differs at scale",
-                "holds in part": "◐ holds in part", "needs data": "… needs data"}
+#: Each claim status (crepe_utils.claims.base.STATUSES): the mark written before it in the claims tables and the
+#: README, and the badge (a CSS class of the book's style) that the book draws for the status and for its mark.
+STATUS_STYLES = {"pass": ("✅", "pass"), "fail": ("❌", "fail"), "paper inconsistency": ("⚠️", "warn"),
+                 "sources disagree": ("⇄", "sources"), "differs at scale": ("↕", "scale"),
+                 "holds in part": ("◐", "part"), "needs data": ("…", "needs")}
+STATUS_MARKS = {status: f"{mark} {status}" for status, (mark, _) in STATUS_STYLES.items()}
 
 
 # ------------------------------------------------------------------------------ figures readable at column width
@@ -66,6 +69,19 @@ def shown_pt(font_pt: float, width_in: float, dpi: float = SAVE_DPI) -> float:
 def max_width_in(font_pt: float = MIN_FONT_PT) -> float:
     """The widest a figure may be, in inches, for text of ``font_pt`` to show at :data:`MIN_SHOWN_PT`."""
     return font_pt * COLUMN_PX / (96 * MIN_SHOWN_PT)
+
+
+def panel_grid(n: int, width: float, row_height: float, margin: float = 0.0, **subplots):
+    """``(fig, axes)`` for ``n`` panels in two columns (one when ``n`` is 1): ``width`` inches wide, ``row_height``
+    a row plus ``margin`` inches high; ``axes`` is 2-D (``axes[:, 0]`` is the left column) and its cells past the
+    ``n``-th are removed from the figure, so an odd count leaves an empty cell, not an empty frame."""
+    import matplotlib.pyplot as plt
+    ncols = 2 if n > 1 else 1
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, row_height * nrows + margin), squeeze=False, **subplots)
+    for ax in axes.flat[n:]:
+        fig.delaxes(ax)
+    return fig, axes
 
 
 def set_style() -> None:

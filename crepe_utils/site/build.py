@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import benchmarks, escaping
+from ..analysis import reporting
 from ..atomic import write_text
 from ..chapters.pages import notebook_pages
 from ..digests import sha256_file
@@ -67,8 +68,10 @@ def parts(notebooks=NOTEBOOKS) -> list[tuple[str, list[str]]]:
 
 # ---------------------------------------------------------------- status marks
 #: The status marks written as emoji (claims tables, README) and the badge the style draws for each.
-MARKS = {"\u2705": "pass", "\u274c": "fail", "\u26a0\ufe0f": "warn", "\u26a0": "warn", "\u21c4": "sources",
-         "\u2195": "scale", "\u25d0": "part"}
+#: Written with and without the emoji variation selector (⚠️, ⚠); not "…", which is also prose's ellipsis (a
+#: needs-data cell gets its badge from :data:`STATUS_BADGES`).
+MARKS = {written: badge for mark, badge in reporting.STATUS_STYLES.values() if mark != "…"
+         for written in dict.fromkeys((mark, mark.removesuffix("\ufe0f")))}
 _MARK = re.compile("|".join(map(re.escape, sorted(MARKS, key=len, reverse=True))))
 _TAG_OR_TEXT = re.compile(r"(<[^>]*>)")
 
@@ -84,8 +87,7 @@ def plain_marks(page_html: str) -> str:
 
 
 #: The claims' statuses (crepe_utils.claims.base) and the badge each table cell of them gets.
-STATUS_BADGES = {"pass": "pass", "fail": "fail", "paper inconsistency": "warn", "sources disagree": "sources",
-                 "differs at scale": "scale", "holds in part": "part", "needs data": "needs"}
+STATUS_BADGES = {status: badge for status, (_, badge) in reporting.STATUS_STYLES.items()}
 _STATUS_CELL = re.compile(r"<td><p>(" + "|".join(map(re.escape, STATUS_BADGES)) + r")</p></td>")
 
 

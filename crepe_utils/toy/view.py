@@ -9,7 +9,7 @@ from PIL import Image
 
 from ..benchmarks.crepe import reported
 from ..analysis import prose
-from ..analysis.reporting import HN_LABELS
+from ..analysis.reporting import HN_LABELS, panel_grid
 from ..lazy import lazy
 
 pd = lazy("pandas")
@@ -34,11 +34,7 @@ def world_summary(world: dict) -> str:
 
 def examples_figure(queries: list, image_dir: Path):
     """One query per split × HN type: the image, its caption (✔) and three hard negatives (✘)."""
-    ncols = 2 if len(queries) > 1 else 1
-    nrows = -(-len(queries) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, 4.6 * nrows + 0.6), squeeze=False)
-    for ax in axes.flat[len(queries):]:
-        ax.set_axis_off()
+    fig, axes = panel_grid(len(queries), 7.2, 4.6, 0.6)
     for ax, q in zip(axes.flat, queries):
         ax.imshow(Image.open(next(image_dir.rglob(f"{q.image_id}.jpg"))))
         ax.set_axis_off()
@@ -86,11 +82,7 @@ def systematicity_figure(ev: pd.DataFrame):
 
 def productivity_figure(prod: pd.DataFrame):
     types = [t for t in ["atom", "swap", "negate", "all"] if t in set(prod["hn_type"])]
-    ncols = 2 if len(types) > 1 else 1
-    nrows = -(-len(types) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(7.2, 3.2 * nrows + 0.8), sharey=True, squeeze=False)
-    for ax in axes.flat[len(types):]:
-        ax.set_axis_off()
+    fig, axes = panel_grid(len(types), 7.2, 3.2, 0.8, sharey=True)
     for ax, t in zip(axes.flat, types):
         g = prod[prod["hn_type"] == t].sort_values("complexity")
         ax.plot(g["complexity"], g["r1"], "-o", color=UC_COLOR, ms=3)

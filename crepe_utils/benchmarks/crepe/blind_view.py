@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import blind
 from ...analysis.prose import beats, pct, pct_span
-from ...analysis.reporting import HN_LABELS, SCORER_COLORS
+from ...analysis.reporting import HN_LABELS, SCORER_COLORS, panel_grid
 from ...blind.runs import LengthCue
 from ...lazy import lazy
 
@@ -105,15 +105,11 @@ def systematicity(table: pd.DataFrame, scorers=SYSTEMATICITY_SCORERS, title: str
     sets = list(dict.fromkeys(table["train_data"]))
     types = [h for h in ("atom", "comp", "combined") if h in set(table["hn_type"])]
     panels = [(train_data, hn) for train_data in sets for hn in types]
-    ncols = 2 if len(panels) > 1 else 1
-    nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(7.4, 4.3 * nrows + 1.0), sharey=True, squeeze=False)
+    fig, axes = panel_grid(len(panels), 7.4, 4.3, 1.0, sharey=True)
     for ax, (train_data, hn) in zip(axes.flat, panels):
         rows = table[(table["train_data"] == train_data) & (table["hn_type"] == hn)]
         _systematicity_panel(ax, rows, scorers)
         ax.set_title(f"{train_data}: {HN_LABELS[hn]}")
-    for ax in axes.flat[len(panels):]:
-        fig.delaxes(ax)                 # an empty cell of the grid: no axes left behind
     for ax in axes[:, 0]:
         ax.set_ylabel("Recall@1 (%), 95% CI")
     axes[0, 0].legend(loc="upper left", fontsize=9)

@@ -13,7 +13,7 @@ import numpy as np
 from . import reported, roster
 from ... import escaping
 from ...analysis import prose, uncertainty
-from ...analysis.reporting import HN_LABELS, TRAIN_PALETTE, cite
+from ...analysis.reporting import HN_LABELS, TRAIN_PALETTE, cite, panel_grid
 from ...lazy import lazy
 
 pd = lazy("pandas")
@@ -111,11 +111,7 @@ def curves_figure(prod_eval: pd.DataFrame, pub: pd.DataFrame):
     evaluations; chance dashed."""
     kinds = set(prod_eval["kind"])
     types = [t for t in HN_TYPES + ["all"] if t in set(prod_eval["hn_type"])]
-    ncols = 2 if len(types) > 1 else 1
-    nrows = -(-len(types) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(7.4, 3.3 * nrows + 1.2), sharey=True, squeeze=False)
-    for ax in axes.flat[len(types):]:
-        ax.set_axis_off()
+    fig, axes = panel_grid(len(types), 7.4, 3.3, 1.2, sharey=True)
     for ax, t in zip(axes.flat, types):
         d = prod_eval[prod_eval["hn_type"] == t]
         for model, g in d.groupby("model", sort=False):
