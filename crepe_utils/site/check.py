@@ -97,6 +97,8 @@ INSPECT_JS = """(async () => {
 SHOWN_CODE_JS = """Array.from(document.querySelectorAll(".cell_input"))
   .filter(e => e.checkVisibility ? e.checkVisibility() : e.getClientRects().length > 0).length"""
 #: The search page's results once its script has searched (a list of links to pages).
+SEARCH_ANSWERED_JS = """() => window.__crepe_search_error || document.querySelector("#search-results li a")
+  || (document.querySelector("#search-results .search-summary") || {}).textContent"""
 SEARCH_RESULTS_JS = """Array.from(document.querySelectorAll("#search-results li a")).map(a => a.getAttribute("href"))"""
 
 #: Characters that a machine without an emoji or symbol font draws as an empty box: emoji, dingbats,
@@ -146,6 +148,9 @@ class Browser:
         self.page.set_default_timeout(self.timeout_ms)
         self.page.on("request", lambda request: self.requests.append(request.url))
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        # an uncaught exception leaves a mark that a wait in the page can see (SEARCH_ANSWERED_JS); a rejected
+        # promise does not (under file:// the search's fetch of each hit's summary is refused, and it goes on)
+        self.page.add_init_script("window.addEventListener('error', () => { window.__crepe_search_error = true; });")
 
     def open(self, url: str) -> str | None:
         """Load ``url`` and wait for its load event; the error text when it does not load."""
@@ -317,11 +322,15 @@ def check_search(browser: Browser, site: Path, term: str = SEARCH_TERM) -> list[
     try:
         box.fill(term)
         box.press("Enter")
-        browser.page.wait_for_selector("#search-results li a", timeout=browser.timeout_ms)
+        # the search has answered once it lists a page or says in its summary what it found; a script error
+        # (a damaged index) stops it for good, so that ends the wait too rather than the page timeout
+        browser.page.wait_for_function(SEARCH_ANSWERED_JS, timeout=browser.timeout_ms, polling=100)
     except browser.Error:
         return [f"searching for {term!r} finds nothing"]
-    hits = browser.evaluate(SEARCH_RESULTS_JS)
-    return [] if hits else [f"searching for {term!r} finds nothing"]
+    if browser.evaluate(SEARCH_RESULTS_JS):
+        return []
+    stopped = browser.evaluate("window.__crepe_search_error === true")
+    return [f"searching for {term!r} finds nothing"] + [f"the search stopped: {e}" for e in browser.errors[:stopped]]
 
 
 def _downloads(site: Path) -> list[PageReport]:
