@@ -76,11 +76,6 @@ def scorer_ranks(queries, scorers=FAST_SCORERS, settings=BlindSettings()) -> dic
     return out
 
 
-def correct_first(queries, scorers=FAST_SCORERS, settings=BlindSettings()) -> dict[str, np.ndarray]:
-    """Per scorer: for each query, whether its positive ranks first (ties count against it)."""
-    return {name: r.pessimistic == 1 for name, r in scorer_ranks(queries, scorers, settings).items()}
-
-
 def run(benchmark: str, queries, frame: pd.DataFrame, scorers, settings, skipped=None) -> BlindRun:
     t0 = time.perf_counter()
     ranks = scorer_ranks(queries, scorers, settings)

@@ -180,11 +180,6 @@ def build(parts: dict):
     return _encoder_class()(vision, text, *heads).eval(), d
 
 
-def preprocess_transform(size: int = IMAGE_RES):
-    """The script's test transform: Resize((size, size), bicubic) → ToTensor → Normalize (OpenAI mean/std)."""
-    return squash_transform(size)[0]
-
-
 def load(spec: ModelSpec, device: str = "auto", cache_dir=None) -> LoadedModel:
     path = Path(spec.pretrained)
     if not path.is_file():

@@ -139,11 +139,6 @@ def build(parts: dict):
     return _encoder_class()(image, text, *heads).eval(), d
 
 
-def preprocess_transform(size: int = IMAGE_SIZE):
-    """FLAVAImageTransform(is_train=False) for the encoder: Resize((size, size), bicubic), ToTensor, Normalize."""
-    return squash_transform(size)[0]
-
-
 def load(spec: ModelSpec, device: str = "auto", cache_dir=None) -> LoadedModel:
     path = Path(spec.pretrained)
     if not path.is_file():

@@ -9,12 +9,6 @@ from __future__ import annotations
 
 from ...models import checkpoints
 
-#: Systematicity splits exist for these three training sets only (the CREPE README says the
-#: systematicity sets "should only be used to evaluate models pretrained on CC12M, YFCC15M or
-#: LAION400M"). Keys are the file-name tokens of ``syst_vg_hard_negs_*_in_{train}.csv`` and of the
-#: checkpoint table's ``train_data``.
-SYSTEMATICITY_TRAIN_DATA = ("cc12m", "yfcc", "laion")
-
 SYSTEMATICITY_MODELS = ("cc12m-rn50", "yfcc15m-rn50", "yfcc15m-rn101", "laion400m-vit-b-32", "laion400m-vit-b-16",
                         "laion400m-vit-b-16-plus-240", "laion400m-vit-l-14")
 PRODUCTIVITY_MODELS = SYSTEMATICITY_MODELS + ("openai-rn50", "openai-rn101", "openai-vit-b-32", "openai-vit-b-16",
