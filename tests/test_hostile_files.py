@@ -344,7 +344,7 @@ from pathlib import Path
 from crepe_utils.benchmarks.valse.data import read_piece
 folder = Path(sys.argv[1])
 item = {"dataset": "coco2017", "image_file": "000000000001.jpg", "caption": "There is a cat.", "foil": "There is a dog.",
-        "mturk": {"caption": 3, "foil": 0, "other": 0}, **{f"x{i}": i for i in range(2_000_000)}}
+        "mturk": {"caption": 3, "foil": 0, "other": 0}, **{f"x{i}": i for i in range(200_000)}}
 (folder / "existence.json").write_text(json.dumps({"big": item, "twice": {**item, "caption": "A cat."}}))
 items, problems = read_piece(folder / "existence.json", "existence")
 print(len(items), problems)
@@ -352,10 +352,11 @@ print(len(items), problems)
 
 
 @pytest.mark.slow
-def test_a_valse_item_of_two_million_fields_is_read(tmp_path):
-    """A 40 MB file whose items carry two million extra fields each is read (its fields counted once each, not each
-    against every other). In a child process with a timeout, so that a reading quadratic in the fields fails here
-    instead of hanging the suite; no time is asserted."""
+def test_a_valse_item_of_200_000_fields_is_read(tmp_path):
+    """A 4 MB file whose items carry 200,000 extra fields each is read (its fields counted once each, not each
+    against every other: some 10^10 comparisons, far past the timeout, against about a second). In a child process with a
+    timeout, so that a reading quadratic in the fields fails here instead of hanging the suite; no time is
+    asserted."""
     import subprocess
     import sys
     done = subprocess.run([sys.executable, "-c", _BIG_VALSE, str(tmp_path)], capture_output=True, text=True,
