@@ -354,9 +354,9 @@ print(len(items), problems)
 @pytest.mark.slow
 def test_a_valse_item_of_200_000_fields_is_read(tmp_path):
     """A 4 MB file whose items carry 200,000 extra fields each is read (its fields counted once each, not each
-    against every other: some 10^10 comparisons, far past the timeout, against about a second). In a child process with a
-    timeout, so that a reading quadratic in the fields fails here instead of hanging the suite; no time is
-    asserted."""
+    against every other: some 10^10 comparisons, far past the timeout, against about a second). In a child
+    process with a timeout, so that a reading quadratic in the fields fails here instead of hanging the suite; no
+    time is asserted."""
     import subprocess
     import sys
     done = subprocess.run([sys.executable, "-c", _BIG_VALSE, str(tmp_path)], capture_output=True, text=True,
