@@ -64,3 +64,15 @@ def test_validate_command_exit_status(synthetic_root, tmp_path, capsys):
     target.write_text(target.read_text().replace("['", "['unclosed", 1).replace("']", "'", 1))
     assert cli.main(["validate", "--data-dir", str(bad), "--no-tokens"]) == 1
     assert "prod_vg_hard_negs_atom_complexity_4.csv:2" in capsys.readouterr().out
+
+
+def test_distinct_token_ids_equal_open_clips_encode_text_by_text():
+    """The batch path gives each distinct text the ids open_clip's own SimpleTokenizer.encode gives it, for plain
+    captions and for those the fast path hands back to the tokenizer (non-ASCII, an HTML entity, odd spacing)."""
+    from open_clip.tokenizer import SimpleTokenizer
+    texts = ["A dog on a mat.", "a dog on a mat", "Café au lait", "salt &amp; pepper", "  two   spaces\there ",
+             "A dog on a mat.", "ünïcödé ☃ snow", ""]
+    got = validation.distinct_token_ids(texts)
+    reference = SimpleTokenizer()
+    assert list(got) == list(dict.fromkeys(texts))
+    assert got == {t: tuple(reference.encode(t)) for t in got}

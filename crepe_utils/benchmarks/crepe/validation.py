@@ -20,6 +20,7 @@ from ...engine.images import box_outside, box_wholly_outside, open_rgb
 from ...digests import sha256_file
 from . import queries as D
 from ...imagesets.visual_genome import ImageIndex
+from ...models import fast_tokenizer
 from .datasets import CREPE_CSVS
 from ...lazy import lazy
 
@@ -194,12 +195,13 @@ def _note_what_was_found(data_dir, report: ValidationReport, found: _Found) -> N
 
 
 def _check_tokens(report: ValidationReport, queries) -> None:
-    report.token_lengths = _token_lengths(queries)
+    ids = distinct_token_ids(t for q in queries for t in (q.positive, *q.negatives))
+    report.token_lengths = _token_lengths(queries, ids)
     over = report.token_lengths[report.token_lengths["n_tokens"] > CONTEXT_LENGTH]
     if len(over):
         report.notes.append(f"{len(over):,} distinct captions exceed {CONTEXT_LENGTH} tokens; the evaluation "
                             "truncates them (policy in the results manifest)")
-    ties = token_identical_ties(queries)
+    ties = token_identical_ties(queries, ids)
     report.stats["token_identical_ties"] = sum(ties.values())
     if ties:
         report.notes.append("queries with a negative token-identical to the positive (an exact tie for "
@@ -263,7 +265,15 @@ def token_ids(text: str) -> tuple[int, ...]:
     return tuple(_tokenizer().encode(text))
 
 
-def _token_lengths(queries) -> pd.DataFrame:
+def distinct_token_ids(texts) -> dict[str, tuple[int, ...]]:
+    """Each distinct text of ``texts`` → its ids as :func:`token_ids` gives them, encoded as one batch by the fast
+    path (:mod:`crepe_utils.models.fast_tokenizer`: each distinct word encoded once; the same ids, which its tests
+    check on every released caption)."""
+    distinct = list(dict.fromkeys(texts))
+    return dict(zip(distinct, map(tuple, fast_tokenizer.encode_batch(_tokenizer(), distinct))))
+
+
+def _token_lengths(queries, ids: dict[str, tuple[int, ...]]) -> pd.DataFrame:
     """CLIP token counts (with start and end tokens) of each distinct text per retrieval set."""
     seen: dict[tuple, None] = {}
     for q in queries:
@@ -271,23 +281,25 @@ def _token_lengths(queries) -> pd.DataFrame:
         seen.setdefault(group + ("positive", q.positive))
         for n in q.negatives:
             seen.setdefault(group + ("negative", n))
-    rows = [key[:5] + (len(token_ids(key[5])) + 2,) for key in seen]
+    rows = [key[:5] + (len(ids[key[5]]) + 2,) for key in seen]
     df = pd.DataFrame(rows, columns=["benchmark", "hn_type", "split", "complexity", "role", "n_tokens"])
     df["complexity"] = df["complexity"].where(df["complexity"] >= 0).astype("Int64")
     return df
 
 
-def token_identical_ties(queries) -> Counter:
+def token_identical_ties(queries, ids: dict[str, tuple[int, ...]] | None = None) -> Counter:
     """Queries with a negative whose CLIP tokens equal the positive's, per (benchmark, HN type).
 
     Such a negative is an exact tie for every CLIP model (the tokenizer lower-cases and collapses
     white space), whether or not its string equals the positive: e.g. HN-Neg negatives that are
     only the sentence-cased positive.
     """
+    queries = list(queries)
+    ids = ids if ids is not None else distinct_token_ids(t for q in queries for t in (q.positive, *q.negatives))
     out: Counter = Counter()
     for q in queries:
-        pos = token_ids(q.positive)
-        if any(token_ids(neg) == pos for neg in q.negatives):
+        pos = ids[q.positive]
+        if any(ids[neg] == pos for neg in q.negatives):
             out[(q.benchmark, q.hn_type)] += 1
     return out
 
