@@ -93,7 +93,7 @@ TEST_WORKERS     ?= auto
 TEST_WORKERS_MAX ?= 4
 PYTEST_PARALLEL  := -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile --durations=20
 
-test: $(VENV_STAMP) ## run the test suite, every check (about 4 minutes on 2 cores; 5 with the reference data)
+test: $(VENV_STAMP) ## run the test suite, every check (under 5 minutes on 2 cores; 6½ with the reference data)
 	$(VPY) -m pytest -q $(PYTEST_PARALLEL)
 
 test-quick: $(VENV_STAMP) ## the suite without the tests marked slow (notebook runs, training, kills, processes)
