@@ -84,6 +84,25 @@ def panel_grid(n: int, width: float, row_height: float, margin: float = 0.0, **s
     return fig, axes
 
 
+#: The legend's name for :func:`random_tie_marks`' hollow markers.
+RANDOM_TIES = "expected if ties were broken at random"
+
+
+def random_tie_marks(ax, x, rows: pd.DataFrame, color="black", label: str | None = None, s: float = 22,
+                     linewidths: float = 1.1, zorder: int = 4) -> bool:
+    """Hollow markers at x, at each row's Recall@1 expected if ties were broken at random (``r1_random_ties``,
+    what the chance line assumes), where a tie decided some query of the row (``decided_by_tie``): the strict
+    score beside them is then partly the tie rule's doing. Whether any was drawn (a table without those columns
+    draws none)."""
+    if "r1_random_ties" not in rows or "decided_by_tie" not in rows:
+        return False
+    tied = (rows["decided_by_tie"].fillna(0).to_numpy() > 0) & rows["r1_random_ties"].notna().to_numpy()
+    if tied.any():
+        ax.scatter(np.asarray(x, dtype=float)[tied], rows["r1_random_ties"].to_numpy(dtype=float)[tied], s=s,
+                   facecolors="none", edgecolors=color, linewidths=linewidths, zorder=zorder, label=label)
+    return bool(tied.any())
+
+
 def set_style() -> None:
     """The seaborn style of every figure in the project (and, in a notebook kernel, every table in the reading
     view's form: :func:`use_reading_tables`)."""
@@ -444,14 +463,13 @@ def reading_cells(df: pd.DataFrame, digits: int | None = None, headers: dict | N
     names, rows, numeric = [], [[] for _ in range(len(table))], []
     for position, column in enumerate(table.columns):
         values = table.iloc[:, position].tolist()
+        present = [v for v in values if not _missing(v)]
         labels = VALUE_LABELS.get(column, {}) if not isinstance(column, tuple) else {}
-        is_bool = all(isinstance(v, (bool, np.bool_)) for v in values if not _missing(v)) and any(
-            not _missing(v) for v in values)
-        is_number = not is_bool and all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
-            v, (bool, np.bool_)) for v in values if not _missing(v)) and any(not _missing(v) for v in values)
-        whole = is_number and _integral([float(v) for v in values if not _missing(v)])
-        places = digits if digits is not None or not is_number else decimals(
-            [float(v) for v in values if not _missing(v)])
+        is_bool = bool(present) and all(isinstance(v, (bool, np.bool_)) for v in present)
+        is_number = bool(present) and not is_bool and all(
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) for v in present)
+        whole = is_number and _integral([float(v) for v in present])
+        places = digits if digits is not None or not is_number else decimals([float(v) for v in present])
         names.append(header(column, headers))
         numeric.append(is_number)
         for row, v in zip(rows, values):

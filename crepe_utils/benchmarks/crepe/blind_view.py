@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import blind
 from ...analysis.prose import beats, pct, pct_span
-from ...analysis.reporting import HN_LABELS, SCORER_COLORS, panel_grid
+from ...analysis.reporting import HN_LABELS, RANDOM_TIES, SCORER_COLORS, panel_grid, random_tie_marks
 from ...blind.runs import LengthCue
 from ...lazy import lazy
 
@@ -42,7 +42,7 @@ def productivity(recall: pd.DataFrame, published: pd.DataFrame):
                     lw=2.4 if scorer in ("negation", "bigram") else 1.4, color=color, label=f"blind:{scorer}",
                     zorder=2 + (scorer == "negation"))
             ax.fill_between(g["complexity"].astype(float), g["ci_low"], g["ci_high"], color=color, alpha=0.15, lw=0)
-            _random_ties(ax, g["complexity"], g, color)
+            random_tie_marks(ax, g["complexity"], g, color)
         pub = published[published["hn_type"] == hn]
         jitter = np.linspace(-0.25, 0.25, max(1, pub["model"].nunique()))
         offsets = dict(zip(sorted(pub["model"].unique()), jitter))
@@ -61,20 +61,6 @@ def productivity(recall: pd.DataFrame, published: pd.DataFrame):
     return fig
 
 
-RANDOM_TIES = "expected if ties were broken at random"
-
-
-def _random_ties(ax, x, rows: pd.DataFrame, color, label: str | None = None) -> None:
-    """Hollow markers at the score expected if ties were broken at random (what the chance line assumes), where a
-    tie decided some query of the row: the strict score beside them is then partly the rule's doing."""
-    if "r1_random_ties" not in rows:
-        return
-    tied = (rows["decided_by_tie"].fillna(0).to_numpy() > 0) & rows["r1_random_ties"].notna().to_numpy()
-    if tied.any():
-        ax.scatter(np.asarray(x, dtype=float)[tied], rows["r1_random_ties"].to_numpy(dtype=float)[tied], s=22,
-                   facecolors="none", edgecolors=color, linewidths=1.1, zorder=4, label=label)
-
-
 def _entries(rows: pd.DataFrame, scorers) -> list[str]:
     blind_rows = [f"blind:{s}" for s in scorers if f"blind:{s}" in set(rows["model"])]
     return blind_rows + list(dict.fromkeys(rows.loc[rows["kind"] != "blind", "model"]))
@@ -87,7 +73,7 @@ def _systematicity_panel(ax, rows: pd.DataFrame, scorers) -> None:
         g = rows[rows["split"] == split].drop_duplicates("model").set_index("model").reindex(entries)
         ax.bar(x + offset, g["r1"], 0.4, color=SPLIT_COLORS[split], label=f"{split} ({'seen' if split == 'SC' else 'unseen'})",
                yerr=[g["r1"] - g["ci_low"], g["ci_high"] - g["r1"]], error_kw={"lw": 0.7}, capsize=2)
-        _random_ties(ax, x + offset, g, "black", RANDOM_TIES if split == "SC" else None)
+        random_tie_marks(ax, x + offset, g, "black", RANDOM_TIES if split == "SC" else None)
         for xi, value in zip(x + offset, g["r1"]):
             if value == 0:                  # a bar of height 0 is invisible: say it is there
                 ax.text(xi, 1, "0", ha="center", va="bottom", fontsize=9, color=SPLIT_COLORS[split])

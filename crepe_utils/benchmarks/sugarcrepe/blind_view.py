@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ...analysis.prose import pct, pct_span
-from ...analysis.reporting import SCORER_COLORS
+from ...analysis.reporting import RANDOM_TIES, SCORER_COLORS, random_tie_marks
 from ...blind.runs import LengthCue
 from .blind import REPLACE_SWAP
 from ...lazy import lazy
@@ -33,12 +33,8 @@ def _sugarcrepe_panel(ax, recall: pd.DataFrame, published: pd.DataFrame) -> None
         g = recall[recall["scorer"] == scorer].set_index("group").loc[subsets]
         ax.bar(x + (i - (len(scorers) - 1) / 2) * width, g["r1"], width, color=SCORER_COLORS.get(scorer, "black"),
                yerr=[g["r1"] - g["ci_low"], g["ci_high"] - g["r1"]], error_kw={"lw": 0.6}, label=f"blind:{scorer}")
-        tied = (g["decided_by_tie"].fillna(0) > 0).to_numpy() if "decided_by_tie" in g else np.zeros(len(g), bool)
-        if tied.any():                  # expected if ties were broken at random, as the chance line assumes
-            ax.scatter((x + (i - (len(scorers) - 1) / 2) * width)[tied], g["r1_random_ties"].to_numpy(float)[tied],
-                       s=18, facecolors="none", edgecolors="black", linewidths=0.9, zorder=5,
-                       label=None if hollow else "expected if ties were broken at random")
-            hollow = True
+        hollow |= random_tie_marks(ax, x + (i - (len(scorers) - 1) / 2) * width, g, "black",
+                                   None if hollow else RANDOM_TIES, s=18, linewidths=0.9, zorder=5)
     for model, color in TEXT_ONLY_COLORS.items():
         rows = published[published["model"] == model].set_index("subset")
         if len(rows):
